@@ -1,0 +1,59 @@
+# make lab   set up (once), then open JupyterLab on the lessons
+# make test  set up (once), then run the whole test suite
+# make bench run the benchmarks (timed comparisons, printed as tables)
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+ROOT := $(shell [ "$$(id -u)" = 0 ] && echo yes)
+APT_UPDATED := $(VENV)/.apt-updated
+
+.PHONY: setup lab test bench dot chromium clean
+
+setup: $(STAMP) dot
+
+$(STAMP): pyproject.toml
+	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 10), "ttt needs Python 3.10 or newer"' \
+	  || { echo "Python 3.10 or newer is needed (PYTHON=$(PYTHON))."; exit 1; }
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+# Graphviz's dot renders the search trees. Installed with apt when root; otherwise say how.
+dot:
+	@command -v dot >/dev/null && exit 0; \
+	if [ "$(ROOT)" = yes ] && command -v apt-get >/dev/null; then \
+	  echo "Installing Graphviz (dot) with apt-get ..."; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq graphviz >/dev/null; \
+	else \
+	  echo "Graphviz's 'dot' program is missing. Install it, then run make again:"; \
+	  echo "  Debian/Ubuntu: sudo apt-get install -y graphviz"; \
+	  echo "  macOS:         brew install graphviz"; \
+	  echo "  conda:         conda install -c conda-forge graphviz"; \
+	  exit 1; \
+	fi
+
+# Chromium drives the browser tests. Installed with apt when root; otherwise those tests skip.
+chromium:
+	@command -v chromium >/dev/null && exit 0; \
+	if [ "$(ROOT)" = yes ] && command -v apt-get >/dev/null; then \
+	  echo "Installing Chromium with apt-get (for the browser tests) ..."; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null \
+	    || echo "Chromium could not be installed: the browser tests will be skipped."; \
+	else \
+	  echo "Chromium is missing: the browser tests will be skipped (sudo apt-get install -y chromium)."; \
+	fi
+
+lab: setup
+	$(BIN)/jupyter lab notebooks/ $(if $(ROOT),--allow-root,)
+
+test: setup chromium
+	$(BIN)/python -m pytest
+
+bench: setup
+	@for b in benchmarks/*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done
+
+clean:
+	rm -rf $(VENV) .pytest_cache course build dist *.egg-info

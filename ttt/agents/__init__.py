@@ -1,0 +1,136 @@
+"""Players, made by name: plain callables ``state -> move`` on a game of ``ttt.games``.
+
+    >>> from ttt import agents
+    >>> agents.names()
+    ['ai1', 'ai2', 'alphabeta', 'minimax', 'random', 'rich-knight', 'win-block']
+    >>> play = agents.make("win-block")
+    >>> play("XX./OO./...")   # a 3x3 board as text works too
+    2
+
+For 3x3 tic-tac-toe a state is nine characters (``'XO..X...O'``) and a move a square 0-8.
+`cs50` turns any player into a CS50-style function ``board -> (i, j)`` on list-of-lists boards,
+and `from_cs50` goes the other way, so a student's own ``minimax`` can play in a match or on
+the board widget. Randomness comes only from a ``random.Random(seed)`` given to the player.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any, Callable, Optional
+
+Player = Callable[[Any], Any]  # state -> move
+Factory = Callable[..., Player]  # (rng: random.Random, **options) -> Player
+
+_REGISTRY: dict[str, dict[str, tuple[Factory, str]]] = {}
+_MODULES = {  # game -> the module whose import registers its players
+    "tictactoe": "ttt.agents.classic",
+}
+
+
+def register(name: str, *, game: str = "tictactoe", summary: str = "") -> Callable[[Factory], Factory]:
+    """Return a decorator that registers `factory(rng, **options) -> Player` under `name`."""
+
+    def decorate(factory: Factory) -> Factory:
+        doc = summary or (factory.__doc__ or "").strip().splitlines()[0]
+        _REGISTRY.setdefault(game, {})[name] = (factory, doc)
+        return factory
+
+    return decorate
+
+
+def _players(game: str) -> dict[str, tuple[Factory, str]]:
+    if game not in _MODULES:
+        raise ValueError(f"no players for game {game!r}; games with players: {', '.join(sorted(_MODULES))}")
+    __import__(_MODULES[game])
+    return _REGISTRY.get(game, {})
+
+
+def names(game: str = "tictactoe") -> list[str]:
+    """Return the names of the players registered for `game`, sorted."""
+    return sorted(_players(game))
+
+
+def describe(game: str = "tictactoe") -> dict[str, str]:
+    """Return name -> one-line description of each player for `game`."""
+    return {name: doc for name, (_, doc) in sorted(_players(game).items())}
+
+
+def make(name: str, seed: Optional[int] = None, *, game: str = "tictactoe", **options: Any) -> Player:
+    """Return the player called `name` for `game`, its randomness seeded with `seed`.
+
+    Raises ValueError naming the registered players if there is no player called `name`.
+    """
+    players = _players(game)
+    if name not in players:
+        raise ValueError(f"unknown player {name!r}; choose one of: {', '.join(sorted(players))}")
+    factory, _ = players[name]
+    return _named(factory(random.Random(seed), **options), name, game)
+
+
+def _named(player: Player, name: str, game: str) -> Player:
+    """Return `player` wrapped with its name and game; a 3x3 player also takes boards as text."""
+    if game == "tictactoe":
+        from ttt.games.classic import parse_board
+
+        def play(board: Any) -> Any:
+            if not (isinstance(board, str) and len(board) == 9 and set(board) <= set("XO.")):
+                board = parse_board(board)
+            return player(board)
+
+    else:
+
+        def play(state: Any) -> Any:
+            return player(state)
+
+    play.__name__ = name
+    play.__qualname__ = name
+    play.__doc__ = player.__doc__
+    play.game = game  # type: ignore[attr-defined]
+    return play
+
+
+def cs50(player: Player | str, seed: Optional[int] = None) -> Callable[[list], tuple[int, int]]:
+    """Return a CS50-style function ``board -> (i, j)`` on list-of-lists boards for a 3x3 player."""
+    from ttt.tictactoe import to_text
+
+    play = make(player, seed) if isinstance(player, str) else player
+
+    def move(board: list) -> tuple[int, int]:
+        return divmod(play(to_text(board)), 3)
+
+    move.__name__ = getattr(play, "__name__", "player")
+    return move
+
+
+def from_cs50(function: Callable[[list], Any]) -> Player:
+    """Return a player on text boards from a CS50-style ``board -> (i, j)`` function.
+
+    The player raises InvalidActionError, saying why, if the function returns something that
+    is not a legal (i, j) for the board it was given.
+    """
+    from ttt.games.classic import play as play_square
+    from ttt.tictactoe import _square_of, from_text
+
+    def play(state: str) -> int:
+        action = function(from_text(state))
+        square = _square_of(action)
+        play_square(state, square)  # raises InvalidActionError, saying why, for an illegal move
+        return square
+
+    play.__name__ = getattr(function, "__name__", "function")
+    play.game = "tictactoe"  # type: ignore[attr-defined]
+    return play
+
+
+def as_player(who: Player | str, *, game: str = "tictactoe", seed: Optional[int] = None) -> Player:
+    """Return a player from a registered name, a registered player, or a CS50-style function."""
+    if isinstance(who, str):
+        return make(who, seed, game=game)
+    if getattr(who, "game", None) == game:
+        return who
+    if game == "tictactoe":
+        return from_cs50(who)
+    return who
+
+
+__all__ = ["Player", "as_player", "cs50", "describe", "from_cs50", "make", "names", "register"]

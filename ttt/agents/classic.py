@@ -1,0 +1,256 @@
+"""The 3x3 players: random, the seeds' rule-based players, and two unbeatable searchers.
+
+Each factory takes a seeded ``random.Random`` and returns ``board -> square`` on nine-character
+boards (squares 0-8 row by row). The seeds name one side (AI1 plays X, AI2 plays O, seed 004's
+computer is "cpu"); here each player plays whichever side is to move, its own mark in place of
+the seed's. Every player returns a legal move on every non-terminal board.
+"""
+
+from __future__ import annotations
+
+import random
+
+from ttt import search
+from ttt.agents import register
+from ttt.games.classic import (
+    CENTRE_CORNERS_EDGES,
+    LINES,
+    TicTacToe,
+    moves,
+    solve,
+    to_move,
+    winning_squares,
+)
+
+CORNERS = (0, 2, 6, 8)
+
+
+def _other(player: str) -> str:
+    return "O" if player == "X" else "X"
+
+
+def _require_moves(board: str) -> list[int]:
+    """Return the legal squares; raise ValueError if the game is already over."""
+    free = moves(board)
+    if not free:
+        raise ValueError(f"the game is over on {board[:3]}/{board[3:6]}/{board[6:]}: there is no move to make")
+    return free
+
+
+@register("random")
+def random_player(rng: random.Random):
+    """Plays a free square chosen at random."""
+
+    def play(board: str) -> int:
+        return rng.choice(_require_moves(board))
+
+    return play
+
+
+@register("minimax")
+def minimax_player(rng: random.Random):
+    """Perfect play (memoized minimax): wins when it can, never loses."""
+
+    def play(board: str) -> int:
+        _require_moves(board)
+        return solve(board)[1]
+
+    return play
+
+
+@register("alphabeta")
+def alphabeta_player(rng: random.Random):
+    """Alpha-beta search with move ordering, from scratch every move: never loses."""
+    game = TicTacToe()
+
+    def play(board: str) -> int:
+        _require_moves(board)
+        return search.alphabeta(game, board, order=game.order_moves).move
+
+    return play
+
+
+# --- seed 004: the terminal game's cpuMove ------------------------------------------------------
+
+
+def win_block_move(board: str) -> int:
+    """Return seed 004's cpuMove: win, else block, else the first free of 4, 0, 2, 6, 8, 1, 3, 5, 7.
+
+    The win and the block are the lowest-numbered such square (the seed scans legalMoves in
+    order). Seed 004 tests for the player's win by placing the *computer's* piece, so as
+    written it never blocks; the evident intent, followed here, is to test the player's piece.
+    """
+    free = _require_moves(board)
+    me = to_move(board)
+    for player in (me, _other(me)):  # win, else block
+        squares = winning_squares(board, player)
+        if squares:
+            return squares[0]
+    return next(s for s in CENTRE_CORNERS_EDGES if s in free)
+
+
+@register("win-block")
+def win_block_player(rng: random.Random):
+    """Seed 004's computer: win, else block, else the best free square (centre, corners, edges)."""
+    return win_block_move
+
+
+# --- seed 000: AI1 and AI2 -----------------------------------------------------------------------
+
+
+def ai1_move(board: str, rng: random.Random) -> int:
+    """Return seed 000's AI1 move: with 5 or fewer free squares, a random winning square if any;
+    else the centre on its first turn, else a random free square.
+
+    Seed 000's CheckIfSetIsWinnable calls a line winnable when it holds no opponent mark, and
+    never asks whether the square lies on the line, so as written every free square would be
+    "winning". The evident intent (the step is CheckWinningMove) is followed: a square that
+    completes three of its own in a row. Its first turn when the centre is taken (it moved
+    second) falls through to a random free square.
+    """
+    free = _require_moves(board)
+    me = to_move(board)
+    if len(free) <= 5:
+        wins = winning_squares(board, me)
+        if wins:
+            return rng.choice(wins)
+    first_turn = board.count(me) == 0
+    if first_turn and board[4] == ".":
+        return 4
+    return rng.choice(free)
+
+
+@register("ai1")
+def ai1_player(rng: random.Random):
+    """Seed 000's AI1: takes a winning square late in the game, opens in the centre, else random."""
+    return lambda board: ai1_move(board, rng)
+
+
+def attack_squares(board: str, me: str) -> tuple[list[int], list[int]]:
+    """Return (attack squares, multi-attack squares) for `me` as seed 000's AI2 finds them.
+
+    An attack square is a free square on a line that holds one of `me`'s marks and none of the
+    opponent's; a multi-attack square is on two or more such lines.
+    """
+    them = _other(me)
+    counts = {}
+    for line in LINES:
+        marks = [board[i] for i in line]
+        if me in marks and them not in marks:
+            for i in line:
+                if board[i] == ".":
+                    counts[i] = counts.get(i, 0) + 1
+    attacks = sorted(counts)
+    return attacks, [s for s in attacks if counts[s] >= 2]
+
+
+def ai2_move(board: str, rng: random.Random) -> int:
+    """Return seed 000's AI2 move: with fewer than 7 free squares, attack (a multi-attack
+    square half the time when there is one); else a random corner on its first turn, else a
+    random free square.
+
+    Seed 000 writes AI2 for O; here it plays its own mark against the other. The seed's
+    "random corner" on the first turn is read as a random *free* corner.
+    """
+    free = _require_moves(board)
+    me = to_move(board)
+    if len(free) < 7:
+        attacks, multi = attack_squares(board, me)
+        if multi and rng.random() > 0.5:
+            return rng.choice(multi)
+        if attacks:
+            return rng.choice(attacks)
+    if board.count(me) == 0:
+        corners = [s for s in CORNERS if board[s] == "."]
+        if corners:
+            return rng.choice(corners)
+    return rng.choice(free)
+
+
+@register("ai2")
+def ai2_player(rng: random.Random):
+    """Seed 000's AI2: attacks along open lines late in the game, opens in a corner, else random."""
+    return lambda board: ai2_move(board, rng)
+
+
+# --- seed 001: Rich & Knight's Program 2 ---------------------------------------------------------
+
+_CODE = {".": 2, "X": 3, "O": 5}  # Program 2's board: 2 blank, 3 X, 5 O
+
+
+def poss_win(board: str, player: str) -> int:
+    """Return Program 2's PossWin(player): a square 1-9 where `player` wins next move, else 0.
+
+    A line's product of codes is 3*3*2 = 18 when X can win on it and 5*5*2 = 50 when O can;
+    the lines are checked rows, columns, diagonals, and the first found is returned.
+    """
+    target = 18 if player == "X" else 50
+    for line in LINES:
+        a, b, c = (_CODE[board[i]] for i in line)
+        if a * b * c == target:
+            return next(i for i in line if board[i] == ".") + 1
+    return 0
+
+
+def make_2(board: str) -> int:
+    """Return Program 2's Make_2: 5 (the centre, 1-9) if blank, else a blank non-corner square.
+
+    "Suitable" is read as: a non-corner square on a line holding one of the mover's marks and
+    otherwise blank (it makes a two); else any blank non-corner; else any blank square, so
+    the move is always legal.
+    """
+    if board[4] == ".":
+        return 5
+    me = to_move(board)
+    edges = [s for s in (1, 3, 5, 7) if board[s] == "."]
+    for s in edges:
+        for line in LINES:
+            if s in line and sorted(board[i] for i in line) == sorted([".", ".", me]):
+                return s + 1
+    if edges:
+        return edges[0] + 1
+    return moves(board)[0] + 1
+
+
+def rich_knight_move(board: str) -> int:
+    """Return Rich & Knight's Program 2 move (seed 001) as a square 0-8.
+
+    The move number (1-9) is one more than the marks on the board, and picks the rule: odd
+    moves are X's, even moves O's. Where a rule names a square that is taken (for example
+    "Go(3)" on move 5 after 3 was played), the first blank square is played instead, so the
+    move is always legal; Go(Anywhere) is also the first blank square.
+    """
+    free = _require_moves(board)
+    turn = 10 - len([c for c in board if c == "."])
+
+    def blank(n: int) -> bool:
+        return board[n - 1] == "."
+
+    def win_or_block(first: str, second: str) -> int:
+        return poss_win(board, first) or poss_win(board, second)
+
+    if turn == 1:
+        choice = 5
+    elif turn == 2:
+        choice = 5 if blank(5) else 1
+    elif turn == 3:
+        choice = 9 if blank(9) else 3
+    elif turn == 4:
+        choice = poss_win(board, "X") or make_2(board)
+    elif turn == 5:
+        choice = win_or_block("X", "O") or (7 if blank(7) else 3)
+    elif turn == 6:
+        choice = win_or_block("O", "X") or make_2(board)
+    elif turn in (7, 9):
+        choice = win_or_block("X", "O")
+    else:  # turn 8
+        choice = win_or_block("O", "X")
+    if not choice or not blank(choice):
+        return free[0]
+    return choice - 1
+
+
+@register("rich-knight")
+def rich_knight_player(rng: random.Random):
+    """Rich & Knight's Program 2 (seed 001): a fixed schedule by move number, PossWin and Make_2."""
+    return rich_knight_move

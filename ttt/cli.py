@@ -1,0 +1,249 @@
+"""The ``ttt`` command: play in the terminal, run a match between players, draw a search tree.
+
+    ttt play [--game G] [--as X|O|random] [--ai NAME]
+    ttt match A B [-n N] [--seed S] [--json] [--game G]
+    ttt players [--game G]
+
+Each subcommand is a function ``cmd_<name>(args) -> int`` added to the parser in `build_parser`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+from typing import Any, Callable, Optional, Sequence, TextIO
+
+from ttt import agents
+from ttt.errors import InvalidActionError, InvalidBoardError
+from ttt.games import game_names, get_game
+
+DEFAULT_AI = {"tictactoe": "minimax"}  # the unbeatable (or strongest) player of each game
+
+
+class UsageError(Exception):
+    """A command-line mistake: printed as one line, exit status 2."""
+
+
+# --- ttt play --------------------------------------------------------------------------------
+
+INSTRUCTIONS = """\
+Tic-tac-toe: take turns placing your mark; three in a row (across, down or diagonally) wins.
+X moves first. Type the number of a free square and press Enter; Ctrl-D or Ctrl-C quits.
+"""
+
+
+def _player_for(name: Optional[str], game: str, seed: Optional[int]) -> Callable[[Any], Any]:
+    name = name or DEFAULT_AI.get(game, "default")
+    try:
+        return agents.make(name, seed, game=game)
+    except ValueError as error:
+        raise UsageError(str(error)) from None
+
+
+def _ask(prompt: str, stdin: TextIO, stdout: TextIO) -> str:
+    """Return one line typed by the player; raise EOFError at the end of input."""
+    stdout.write(prompt)
+    stdout.flush()
+    line = stdin.readline()
+    if not line:
+        raise EOFError
+    return line.strip()
+
+
+def cmd_play(args: argparse.Namespace, stdin: TextIO = sys.stdin, stdout: TextIO = sys.stdout) -> int:
+    """Play one game against a computer player in the terminal (seeds 003 and 004)."""
+    game = get_game(args.game)
+    ai = _player_for(args.ai, args.game, args.seed)
+    out = stdout.write
+    out(getattr(game, "instructions", INSTRUCTIONS) + "\n")
+    try:
+        side = args.side
+        if side == "random":
+            side = random.Random(args.seed).choice("XO")
+            out(f"You play {side}.\n")
+        while side not in ("X", "O"):
+            side = _ask("Play as X or O? (X moves first) ", stdin, stdout).upper()
+            if side not in ("X", "O"):
+                out("Please type X or O.\n")
+        out(f"The computer ({ai.__name__}) plays {'O' if side == 'X' else 'X'}.\n")
+        state = game.initial()
+        while not game.is_terminal(state):
+            out("\n" + _numbered(game, state) + "\n")
+            if game.to_move(state) == side:
+                move = _ask_move(game, state, stdin, stdout)
+            else:
+                move = ai(state)
+                out(f"The computer takes {game.move_name(move)}.\n")
+            state = game.play(state, move)
+        out("\n" + _numbered(game, state) + "\n")
+        won = game.winner(state)
+        if won is None:
+            out("It's a tie!\n")
+        elif won == side:
+            out(f"Congratulations, {won}: you win!\n")
+        else:
+            out(f"{won} wins: the computer beat you this time.\n")
+        return 0
+    except (EOFError, KeyboardInterrupt):
+        out("\nGame abandoned. Goodbye!\n")
+        return 0
+
+
+def _numbered(game: Any, state: Any) -> str:
+    """Return the board as text, free squares numbered where the game can draw it so."""
+    return getattr(game, "format_numbered", game.format)(state)
+
+
+def _side(text: str) -> str:
+    """Return 'X', 'O' or 'random' from what was typed after --as, in any case."""
+    return text.upper() if text.upper() in ("X", "O") else text.lower()
+
+
+def _ask_move(game: Any, state: Any, stdin: TextIO, stdout: TextIO) -> Any:
+    """Return a legal move typed by the player, asking again (with the reason) until it is one."""
+    prompt = getattr(game, "move_prompt", "Your move (0-8): ")
+    while True:
+        text = _ask(prompt, stdin, stdout)
+        try:
+            return game.parse_move(state, text)
+        except InvalidActionError as error:
+            stdout.write(f"{error}\nTry again.\n")
+
+
+# --- ttt match -------------------------------------------------------------------------------
+
+
+def play_game(game: Any, x: Callable[[Any], Any], o: Callable[[Any], Any]) -> Optional[str]:
+    """Return the winner ('X' or 'O') of one game between players `x` and `o`, or None for a draw.
+
+    Raises InvalidActionError naming the player if a player returns an illegal move.
+    """
+    state = game.initial()
+    while not game.is_terminal(state):
+        player = x if game.to_move(state) == "X" else o
+        move = player(state)
+        try:
+            state = game.play(state, move)
+        except InvalidActionError as error:
+            raise InvalidActionError(f"{getattr(player, '__name__', 'a player')} played an illegal move: {error}") from None
+    return game.winner(state)
+
+
+def match(
+    game: Any,
+    a: Callable[[Any], Any],
+    b: Callable[[Any], Any],
+    *,
+    games: int,
+    names: Sequence[str] = ("A", "B"),
+    progress: bool = False,
+) -> dict[str, Any]:
+    """Return the results of `games` games between `a` and `b`, alternating who moves first.
+
+    The result is ``{"games": N, "results": {name_a: {"wins", "draws", "losses"}, name_b: ...}}``.
+    """
+    from tqdm.auto import tqdm
+
+    results = {name: {"wins": 0, "draws": 0, "losses": 0} for name in names}
+    if names[0] == names[1]:
+        results = {names[0]: {"wins": 0, "draws": 0, "losses": 0}}
+    first, second = names
+    for k in tqdm(range(games), desc=f"{first} v {second}", unit="game", disable=not progress, leave=False):
+        a_is_x = k % 2 == 0
+        won = play_game(game, a, b) if a_is_x else play_game(game, b, a)
+        if won is None:
+            results[first]["draws"] += 1
+            if second != first:
+                results[second]["draws"] += 1
+            continue
+        a_won = (won == "X") == a_is_x
+        results[first]["wins" if a_won else "losses"] += 1
+        if second != first:
+            results[second]["losses" if a_won else "wins"] += 1
+    return {"games": games, "results": results}
+
+
+def cmd_match(args: argparse.Namespace, stdout: TextIO = sys.stdout) -> int:
+    """Play N games between two players, alternating who starts, and print the tally."""
+    if args.n < 1:
+        raise UsageError(f"-n must be at least 1, not {args.n}")
+    game = get_game(args.game)
+    seed = args.seed
+    a = _player_for(args.a, args.game, seed)
+    b = _player_for(args.b, args.game, None if seed is None else seed + 1)
+    outcome = match(game, a, b, games=args.n, names=(args.a, args.b), progress=not args.json and sys.stderr.isatty())
+    if args.json:
+        stdout.write(json.dumps(outcome) + "\n")
+        return 0
+    width = max(len(n) for n in outcome["results"]) + 2
+    stdout.write(f"{args.n} games of {game.name}, alternating who starts\n")
+    stdout.write(f"{'player':<{width}}{'wins':>6}{'draws':>7}{'losses':>8}\n")
+    for name, r in outcome["results"].items():
+        stdout.write(f"{name:<{width}}{r['wins']:>6}{r['draws']:>7}{r['losses']:>8}\n")
+    return 0
+
+
+# --- ttt players -------------------------------------------------------------------------------
+
+
+def cmd_players(args: argparse.Namespace, stdout: TextIO = sys.stdout) -> int:
+    """List the registered players of a game, one a line with what it does."""
+    for name, doc in agents.describe(args.game).items():
+        stdout.write(f"{name:<14}{doc}\n")
+    return 0
+
+
+# --- the parser ----------------------------------------------------------------------------------
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """Return the ``ttt`` argument parser with every subcommand."""
+    parser = argparse.ArgumentParser(prog="ttt", description="Tic-tac-toe for teaching game-playing AI.")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+
+    def add_game(p: argparse.ArgumentParser) -> None:
+        p.add_argument("--game", default="tictactoe", choices=game_names(), help="which game (default: tictactoe)")
+
+    p = sub.add_parser("play", help="play against the computer in the terminal")
+    add_game(p)
+    p.add_argument("--as", dest="side", choices=["X", "O", "random"], type=_side,
+                   help="your side (default: asked; X moves first)")
+    p.add_argument("--ai", help="the computer's player (default: the strongest; see `ttt players`)")
+    p.add_argument("--seed", type=int, help="seed for the computer's and the side's randomness")
+    p.set_defaults(func=cmd_play)
+
+    p = sub.add_parser("match", help="play N games between two players and tally the results")
+    add_game(p)
+    p.add_argument("a", help="first player's name (moves first in game 1)")
+    p.add_argument("b", help="second player's name")
+    p.add_argument("-n", type=int, default=100, help="number of games (default: 100)")
+    p.add_argument("--seed", type=int, help="seed for the players' randomness (B gets seed+1)")
+    p.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
+    p.set_defaults(func=cmd_match)
+
+    p = sub.add_parser("players", help="list the players you can name")
+    add_game(p)
+    p.set_defaults(func=cmd_players)
+
+    return parser
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    """Run the ``ttt`` command; return its exit status."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return args.func(args)
+    except (UsageError, InvalidBoardError, InvalidActionError, ValueError) as error:
+        print(f"ttt: error: {error}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("\nInterrupted.", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,55 @@
+"""The game protocol: what search, players, pictures and widgets may ask of a game.
+
+States are immutable and hashable (strings or tuples), so search can memoize them. X always
+moves first and is MAX; O is MIN. ``utility`` is from X's point of view.
+"""
+
+from __future__ import annotations
+
+from typing import Hashable, Protocol, Sequence, TypeVar
+
+Player = str  # 'X' or 'O'
+State = TypeVar("State", bound=Hashable)
+Move = TypeVar("Move", bound=Hashable)
+
+
+class Game(Protocol[State, Move]):
+    """A two-player, zero-sum, perfect-information game on immutable states."""
+
+    name: str
+
+    def initial(self) -> State:
+        """Return the starting position."""
+
+    def to_move(self, state: State) -> Player:
+        """Return 'X' or 'O': whose turn it is in `state`."""
+
+    def moves(self, state: State) -> Sequence[Move]:
+        """Return the legal moves in `state`, in the game's fixed (row-major) order; none if over."""
+
+    def play(self, state: State, move: Move) -> State:
+        """Return the state after `move`; raise InvalidActionError for an illegal move."""
+
+    def winner(self, state: State) -> Player | None:
+        """Return 'X' or 'O' if that player has won, else None."""
+
+    def is_terminal(self, state: State) -> bool:
+        """Return True when the game is over (a win, or no move left)."""
+
+    def utility(self, state: State) -> float:
+        """Return the value of a terminal state for X (positive: X won, negative: O won, 0: draw)."""
+
+    def order_moves(self, state: State, moves: Sequence[Move]) -> list[Move]:
+        """Return `moves` sorted most promising first (used by alpha-beta's move ordering)."""
+
+    def parse(self, text: str) -> State:
+        """Return the state a person typed as text; raise InvalidBoardError saying why not."""
+
+    def format(self, state: State) -> str:
+        """Return `state` as text, one row a line."""
+
+    def move_name(self, move: Move) -> str:
+        """Return `move` as a person would type it."""
+
+    def parse_move(self, state: State, text: str) -> Move:
+        """Return the move a person typed in `state`; raise InvalidActionError saying why not."""
