@@ -1,0 +1,177 @@
+"""ttt.agents: every player is legal everywhere, the searchers never lose, each seed's rules hold."""
+
+from __future__ import annotations
+
+import pytest
+
+import oracle
+from ttt import InvalidActionError, InvalidBoardError, agents
+from ttt.tictactoe import from_text
+
+LIVE = [oracle.to_text(c) for c in oracle.all_positions() if not oracle.over(c)]
+LINES = oracle.ALL_LINES
+SEEDS = range(8)
+
+
+def mover(board: str) -> str:
+    return oracle.next_player(oracle.from_text(board))
+
+
+def completing(board: str, player: str) -> list[int]:
+    """Squares where `player` completes a line (the oracle's own reading of the rules)."""
+    return sorted({k for line in LINES for k in line if board[k] == "." and sum(board[i] == player for i in line) == 2})
+
+
+def other(player: str) -> str:
+    return "O" if player == "X" else "X"
+
+
+def test_names_and_unknown_names():
+    assert agents.names() == ["ai1", "ai2", "alphabeta", "minimax", "random", "rich-knight", "win-block"]
+    with pytest.raises(ValueError, match="unknown player 'perfect'; choose one of: ai1, ai2, alphabeta"):
+        agents.make("perfect")
+
+
+@pytest.mark.parametrize("name", agents.names())
+def test_every_player_returns_a_legal_move_on_every_live_position(name):
+    for seed in (0, 1) if name in ("random", "ai1", "ai2") else (None,):
+        play = agents.make(name, seed=seed)
+        for board in LIVE:
+            square = play(board)
+            assert isinstance(square, int) and board[square] == ".", (name, board, square)
+
+
+@pytest.mark.parametrize("name", agents.names())
+def test_a_finished_game_is_refused(name):
+    with pytest.raises(ValueError, match="the game is over"):
+        agents.make(name, seed=0)("XXX/OO./...")
+
+
+def test_players_take_boards_typed_as_text_and_refuse_bad_ones():
+    assert agents.make("win-block")("XX./OO./...") == 2
+    with pytest.raises(InvalidBoardError, match="has 3 X and 0 O"):
+        agents.make("win-block")("XXX/.../...")
+
+
+def test_seeded_players_repeat_themselves():
+    for name in ("random", "ai1", "ai2"):
+        first = [agents.make(name, seed=7)(b) for b in LIVE[:400]]
+        again = [agents.make(name, seed=7)(b) for b in LIVE[:400]]
+        assert first == again
+
+
+def never_loses(play, side: str) -> int:
+    """Return how many final positions were reached; fail if any is a loss for `side`."""
+    finals = 0
+    stack = ["." * 9]
+    while stack:
+        board = stack.pop()
+        cells = oracle.from_text(board)
+        if oracle.over(cells):
+            assert oracle.line_owner(cells) in (side, None), f"{side} lost: {board}"
+            finals += 1
+            continue
+        if mover(board) == side:
+            stack.append(oracle.to_text(oracle.after(cells, divmod(play(board), 3))))
+        else:
+            stack.extend(oracle.to_text(oracle.after(cells, a)) for a in oracle.free_actions(cells))
+    return finals
+
+
+@pytest.mark.parametrize("name", ["minimax", "alphabeta"])
+@pytest.mark.parametrize("side", ["X", "O"])
+def test_the_unbeatable_players_never_lose_against_every_line_of_play(name, side):
+    assert never_loses(agents.make(name), side) > 50
+
+
+def test_a_rule_based_player_does_lose_somewhere():
+    with pytest.raises(AssertionError, match="lost"):
+        never_loses(agents.make("win-block"), "O")
+
+
+def test_win_block_follows_seed_004_everywhere():
+    play = agents.make("win-block")
+    for board in LIVE:
+        me = mover(board)
+        expected = (completing(board, me) or completing(board, other(me)) or [next(s for s in (4, 0, 2, 6, 8, 1, 3, 5, 7) if board[s] == ".")])[0]
+        assert play(board) == expected, board
+
+
+def test_ai1_follows_seed_000_where_its_rules_decide():
+    players = [agents.make("ai1", seed=s) for s in SEEDS]
+    decided = 0
+    for board in LIVE:
+        me, free = mover(board), board.count(".")
+        moves = {p(board) for p in players}
+        wins = completing(board, me)
+        if free <= 5 and wins:
+            assert moves <= set(wins), board
+            decided += 1
+        elif me not in board and board[4] == ".":
+            assert moves == {4}, board
+            decided += 1
+    assert decided > 1000
+
+
+def test_ai2_follows_seed_000_where_its_rules_decide():
+    players = [agents.make("ai2", seed=s) for s in SEEDS]
+    decided = 0
+    for board in LIVE:
+        me, free = mover(board), board.count(".")
+        moves = {p(board) for p in players}
+        open_lines = [line for line in LINES if me in [board[i] for i in line] and other(me) not in [board[i] for i in line]]
+        attacks = {k for line in open_lines for k in line if board[k] == "."}
+        if free < 7 and attacks:
+            assert moves <= attacks, board
+            decided += 1
+        elif me not in board:
+            corners = {k for k in (0, 2, 6, 8) if board[k] == "."}
+            assert moves <= corners, board
+            decided += 1
+    assert decided > 1000
+
+
+def poss_win_1_to_9(board: str, player: str) -> int:
+    """Program 2's PossWin, read from seed 001: products of 2/3/5 codes, 18 for X and 50 for O."""
+    code = {".": 2, "X": 3, "O": 5}
+    for line in LINES:
+        product = code[board[line[0]]] * code[board[line[1]]] * code[board[line[2]]]
+        if product == (18 if player == "X" else 50):
+            return next(k for k in line if board[k] == ".") + 1
+    return 0
+
+
+def test_rich_knight_follows_seed_001_where_its_schedule_decides():
+    play = agents.make("rich-knight")
+    decided = 0
+    for board in LIVE:
+        turn = 10 - board.count(".")
+        blank = lambda n: board[n - 1] == "."  # noqa: E731 (squares 1-9 as in the seed)
+        px, po = poss_win_1_to_9(board, "X"), poss_win_1_to_9(board, "O")
+        if turn == 1:
+            want = 5
+        elif turn == 2:
+            want = 5 if blank(5) else 1
+        elif turn == 3:
+            want = 9 if blank(9) else 3
+        elif turn in (4,):
+            want = px or None
+        elif turn in (5, 7, 9):
+            want = px or po or ((7 if blank(7) else 3) if turn == 5 else None)
+        else:
+            want = po or px or None
+        if want and blank(want):
+            assert play(board) + 1 == want, (board, turn)
+            decided += 1
+    assert decided > 2000
+
+
+def test_cs50_adapters_round_trip_and_catch_illegal_moves():
+    move = agents.cs50("minimax")
+    assert move(from_text("XX./OO./...")) == (0, 2)
+    player = agents.from_cs50(move)
+    assert player("XX./OO./...") == 2
+    cheat = agents.from_cs50(lambda board: (0, 0))
+    with pytest.raises(InvalidActionError, match="square 0 is taken"):
+        cheat("X../.O./...")
+    assert agents.as_player("random", seed=1)("........." ) in range(9)
