@@ -19,7 +19,7 @@ from ttt import agents
 from ttt.errors import InvalidActionError, InvalidBoardError
 from ttt.games import game_names, get_game
 
-DEFAULT_AI = {"tictactoe": "minimax"}  # the unbeatable (or strongest) player of each game
+DEFAULT_AI = {"tictactoe": "minimax", "nine-board": "default", "ultimate": "default"}  # the unbeatable (or strongest) player of each game
 
 
 class UsageError(Exception):

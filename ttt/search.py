@@ -288,3 +288,73 @@ def iterative_deepening(
 def _decided(game: Game) -> float:
     """Return the smallest |value| that means the game is won or lost (a true utility)."""
     return getattr(game, "win_value", 1)
+
+
+# --- Monte Carlo tree search -----------------------------------------------------------------
+
+
+class _Node:
+    """One node of the Monte Carlo tree: its children by move, visits and total result."""
+
+    __slots__ = ("state", "mover", "untried", "children", "visits", "total")
+
+    def __init__(self, game: Game, state: State, rng: Any) -> None:
+        self.state = state
+        self.mover = game.to_move(state)
+        self.untried = [] if game.is_terminal(state) else list(game.moves(state))
+        rng.shuffle(self.untried)
+        self.children: dict[Any, _Node] = {}
+        self.visits = 0
+        self.total = 0.0  # results for the player who moved *into* this node: 1 win, 0.5 draw
+
+
+def mcts(
+    game: Game,
+    state: State,
+    *,
+    rng: Any,
+    seconds: Optional[float] = None,
+    iterations: Optional[int] = None,
+    exploration: float = math.sqrt(2),
+) -> SearchResult:
+    """Return the most visited move of Monte Carlo tree search (UCT) from `state`.
+
+    Each iteration selects down the tree by UCB1 (mean result + `exploration` * sqrt(ln N / n)),
+    adds one child, plays random moves (from `rng`) to the end of the game and backs the result
+    up (AIMA 4th ed., Fig. 5.11 MONTE-CARLO-TREE-SEARCH). It runs `iterations` times, or until
+    `seconds` have passed. The value is the chosen move's mean result from X's point of view,
+    from -1 (O always won) to 1 (X always won); `nodes` counts the iterations (one playout each).
+    """
+    if seconds is None and iterations is None:
+        raise ValueError("give mcts a budget: seconds=... or iterations=...")
+    deadline = None if seconds is None else time.perf_counter() + seconds
+    root = _Node(game, state, rng)
+    done = 0
+    while (iterations is None or done < iterations) and (deadline is None or done == 0 or time.perf_counter() < deadline):
+        node, path = root, [root]
+        while not node.untried and node.children:  # selection
+            log_n = math.log(node.visits)
+            node = max(
+                node.children.values(),
+                key=lambda child: child.total / child.visits + exploration * math.sqrt(log_n / child.visits),
+            )
+            path.append(node)
+        if node.untried:  # expansion
+            move = node.untried.pop()
+            child = _Node(game, game.play(node.state, move), rng)
+            node.children[move] = child
+            node, path = child, path + [child]
+        s = node.state  # simulation
+        while not game.is_terminal(s):
+            s = game.play(s, rng.choice(game.moves(s)))
+        won = game.winner(s)
+        for n in path:  # back-propagation, scored for the player who moved into each node
+            n.visits += 1
+            n.total += 0.5 if won is None else float(won != n.mover)
+        done += 1
+    if not root.children:
+        return SearchResult(game.utility(state), None, done)
+    move, best = max(root.children.items(), key=lambda item: item[1].visits)
+    mean = best.total / best.visits  # for the player who moved into `best`, the root's mover
+    value = 2 * mean - 1
+    return SearchResult(value if root.mover == "X" else -value, move, done)

@@ -24,6 +24,8 @@ Factory = Callable[..., Player]  # (rng: random.Random, **options) -> Player
 _REGISTRY: dict[str, dict[str, tuple[Factory, str]]] = {}
 _MODULES = {  # game -> the module whose import registers its players
     "tictactoe": "ttt.agents.classic",
+    "nine-board": "ttt.agents.bigboards",
+    "ultimate": "ttt.agents.bigboards",
 }
 
 

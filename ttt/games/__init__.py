@@ -9,6 +9,8 @@ from ttt.games.classic import TicTacToe
 
 _GAMES = {
     "tictactoe": ("ttt.games.classic", "TicTacToe"),
+    "nine-board": ("ttt.games.nineboard", "NineBoard"),
+    "ultimate": ("ttt.games.ultimate", "Ultimate"),
 }
 
 

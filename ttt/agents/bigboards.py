@@ -1,0 +1,110 @@
+"""Players for the big boards (nine-board and ultimate): random, seed 003's search, the default
+searcher and Monte Carlo tree search.
+
+Each factory takes a seeded ``random.Random`` and returns ``state -> (board, cell)``. The
+searchers shuffle the moves at the root before ordering them, so among moves the search finds
+equally good the choice is random (seeded), and matches between them do not repeat one game.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any, Sequence
+
+from ttt import search
+from ttt.agents import register
+from ttt.games import get_game
+
+GAMES = ("nine-board", "ultimate")
+
+
+def _require_moves(game: Any, state: Any) -> Sequence:
+    """Return the legal moves; raise ValueError if the game is already over."""
+    moves = game.moves(state)
+    if not moves:
+        raise ValueError(f"the game is over: there is no move to make in\n{game.format(state)}")
+    return moves
+
+
+def shuffled_root(game: Any, root: Any, rng: random.Random):
+    """Return an ordering ``(state, moves) -> moves``: `game.order_moves`, the root's moves
+    shuffled first (the sort is stable, so equally ranked moves stay in random order)."""
+
+    def order(state: Any, moves: Sequence) -> list:
+        if state is root:
+            moves = list(moves)
+            rng.shuffle(moves)
+        return game.order_moves(state, moves)
+
+    return order
+
+
+def random_player(game: Any, rng: random.Random):
+    """Plays a legal move chosen at random."""
+
+    def play(state: Any):
+        return rng.choice(list(_require_moves(game, state)))
+
+    return play
+
+
+def seed003_player(game: Any, rng: random.Random, *, depth: int = 4):
+    """Seed 003's computer: alpha-beta to depth 4 with the seed's line heuristic."""
+
+    def play(state: Any):
+        moves = _require_moves(game, state)
+        if len(moves) == 1:
+            return moves[0]
+        return search.depth_limited(
+            game, state, depth=depth, evaluate=game.seed003_evaluate, order=shuffled_root(game, state, rng)
+        ).move
+
+    return play
+
+
+def default_player(game: Any, rng: random.Random, *, seconds: float = 1.0):
+    """The strongest: iterative-deepening alpha-beta with move ordering and the game's own
+    heuristic, `seconds` per move."""
+
+    def play(state: Any):
+        moves = _require_moves(game, state)
+        if len(moves) == 1:
+            return moves[0]
+        return search.iterative_deepening(
+            game, state, evaluate=game.evaluate, seconds=seconds, order=shuffled_root(game, state, rng)
+        ).move
+
+    return play
+
+
+def mcts_player(game: Any, rng: random.Random, *, seconds: float = 1.0, iterations: int | None = None):
+    """Monte Carlo tree search (UCT) with random playouts, `seconds` per move."""
+
+    def play(state: Any):
+        moves = _require_moves(game, state)
+        if len(moves) == 1:
+            return moves[0]
+        return search.mcts(game, state, rng=rng, seconds=None if iterations else seconds, iterations=iterations).move
+
+    return play
+
+
+def _register(game_name: str) -> None:
+    game = get_game(game_name)
+    for name, factory in (
+        ("random", random_player),
+        ("seed-003", seed003_player),
+        ("default", default_player),
+        ("mcts", mcts_player),
+    ):
+
+        def make(rng: random.Random, _factory=factory, **options: Any):
+            return _factory(game, rng, **options)
+
+        make.__doc__ = factory.__doc__
+        make.__wrapped__ = factory  # type: ignore[attr-defined]
+        register(name, game=game_name)(make)
+
+
+for _name in GAMES:
+    _register(_name)
