@@ -1,0 +1,850 @@
+"""The checks the lessons' hidden tests call: a student's function against the reference.
+
+Each ``check_*`` function runs the student's function on every relevant position (the 3x3
+space is small: all 5,478 reachable positions, ``ttt.games.classic.reachable_positions()``),
+compares each answer with the reference (``ttt.tictactoe``, ``ttt.games.classic``,
+``ttt.agents``), and returns a one-line `Passed` summary. On the first wrong answer it raises
+`CheckFailed` (an AssertionError) whose message draws the board, shows the input, what was
+expected and what came back: only that first case, and no grader code.
+
+While the student's function runs, the reference functions that compute the same thing are
+switched off (calling them raises inside the student's code), and the student's code is
+searched for them beforehand, so a function that hands the work to the reference fails with a
+message saying so. A function that is still the lesson's stub raises NotImplementedError as is.
+
+Time budgets. nbgrader runs each cell with a 30-second timeout (``Execute.timeout``, nbgrader
+0.9.6's default). The checks of the cheap functions take well under a second. `check_minimax`
+and `check_alphabeta` spend at most `SEARCH_BUDGET` seconds (20): first a fixed set of
+positions that is always checked (every position with at most six empty squares, and every
+earlier position up to symmetry), then the remaining positions, from late to early and the
+empty board last, each only if the time measured so far says it will end within the budget.
+A naive CS50 minimax (``copy.deepcopy`` in ``result``, no pruning) takes about 4 seconds on the
+empty board and checks all 5,478 positions in about 15 seconds on one core.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import inspect
+import linecache
+import math
+import sys
+import time
+import traceback
+import types
+from pathlib import Path
+from typing import Any, Callable, Iterable, Iterator, Optional, Sequence
+
+import ttt.tictactoe as ref
+from ttt import agents, search
+from ttt.agents import classic as ref_players
+from ttt.games import classic
+
+SEARCH_BUDGET = 20.0  # seconds a minimax or alpha-beta check may spend past its fixed set
+ALPHABETA_CALLS_FRACTION = 0.4  # alpha-beta may call result at most this share of minimax's calls
+
+Board = list  # a CS50 board: 3 lists of 3 squares, each "X", "O" or None
+Text = str  # the same board as nine characters 'X', 'O', '.' row by row
+
+
+class CheckFailed(AssertionError):
+    """A student's function gave a wrong answer; the message shows the first failing case."""
+
+
+class ReferenceCalled(BaseException):
+    """Raised inside a student's function when it calls a switched-off reference function.
+
+    A BaseException, so a student's ``except Exception`` cannot swallow it.
+    """
+
+
+class Passed(str):
+    """The summary of a check that passed; shown without quotes in a notebook."""
+
+    def __repr__(self) -> str:
+        return str(self)
+
+
+# --- pictures and messages ---------------------------------------------------------------------
+
+
+def draw(board: Any) -> str:
+    """Return a CS50 board (or a nine-character text board) drawn in three lines, with X to move / game over."""
+    text = _text_or_none(board)
+    if text is None:
+        return f"    {board!r}"
+    cells = [" " if c == "." else c for c in text]
+    rows = [" " + " | ".join(cells[r : r + 3]) for r in (0, 3, 6)]
+    picture = "\n   ---+---+---\n".join("   " + row for row in rows)
+    if classic.is_terminal(text):
+        w = classic.winner(text)
+        status = f"{w} has won" if w else "a draw: the board is full"
+    else:
+        status = f"{classic.to_move(text)} to move"
+    return f"{picture}\n   ({status})"
+
+
+def _text_or_none(board: Any) -> Optional[str]:
+    if isinstance(board, str) and len(board) == 9:
+        return board
+    try:
+        return ref.to_text(board)
+    except ValueError:
+        return None
+
+
+def _fail(call: str, board: Any, problem: str, *, expected: Any = None, got: Any = None, note: str = "", checked: str = "") -> CheckFailed:
+    """Return the CheckFailed for one case: the call, the board drawn, expected and got."""
+    lines = [f"{call}: {problem}", ""]
+    if board is not None:
+        lines += ["board:", draw(board)]
+        if not isinstance(board, str):
+            lines.append(f"   as a list: {board!r}")
+        lines.append("")
+    if expected is not None:
+        lines.append(f"expected: {expected}")
+    if got is not None:
+        lines.append(f"returned: {got}")
+    if note:
+        lines += ["", note]
+    if checked:
+        lines += ["", f"(the first failing case; {checked})"]
+    return CheckFailed("\n".join(lines).rstrip())
+
+
+def _student_line(error: BaseException) -> str:
+    """Return 'line N of f: <code>' for the innermost frame of the error in the student's code."""
+    here = str(Path(__file__).resolve().parent)
+    package = str(Path(ref.__file__).resolve().parent)
+    for frame in reversed(traceback.extract_tb(error.__traceback__)):
+        name = str(Path(frame.filename).resolve()) if frame.filename and not frame.filename.startswith("<") else frame.filename
+        if name.startswith(here) or name.startswith(package) or "site-packages" in name or "/lib/python" in name:
+            continue
+        code = frame.line or linecache.getline(frame.filename, frame.lineno).strip()
+        return f"in {frame.name}, line {frame.lineno}: {code}"
+    return ""
+
+
+# --- the reference is off limits while the student's code runs ------------------------------
+
+
+def _trap(*args: Any, **kwargs: Any) -> Any:
+    checks = __import__("grader.checks", fromlist=["ReferenceCalled"])
+    raise checks.ReferenceCalled(__import__("sys")._getframe().f_code.co_name)
+
+
+def _label(function: Callable) -> str:
+    return f"{function.__module__}.{function.__qualname__}"
+
+
+def _plain(function: Any) -> Any:
+    """Return the Python function under an lru_cache or staticmethod wrapper."""
+    while hasattr(function, "__wrapped__"):
+        function = function.__wrapped__
+    return getattr(function, "__func__", function)
+
+
+# What each check forbids: the reference function and whatever in the package computes the same.
+_SEARCHES = (search.minimax, search.alphabeta, search.depth_limited, search.iterative_deepening)
+_PLAYERS = (agents.make, agents.cs50, agents.as_player, agents.from_cs50)
+FORBIDDEN: dict[str, tuple[Callable, ...]] = {
+    "player": (ref.player, classic.to_move),
+    "actions": (ref.actions, classic.moves),
+    "result": (ref.result, classic.play),
+    "winner": (ref.winner, classic.winner, classic.has_line),
+    "terminal": (ref.terminal, classic.is_terminal),
+    "utility": (ref.utility, classic.utility),
+    "minimax": (ref.minimax, classic.solve, classic.value, classic.optimal_moves, classic._negamax)
+    + _SEARCHES
+    + _PLAYERS,
+    "rk_board": (),
+    "poss_win": (ref_players.poss_win,),
+    "win_block": (ref_players.win_block_move, classic.winning_squares) + _PLAYERS,
+}
+FORBIDDEN["alphabeta"] = FORBIDDEN["minimax"]
+
+
+def _forbidden_objects(kind: str) -> list[Callable]:
+    return [_plain(f) for f in FORBIDDEN.get(kind, ())]
+
+
+@contextlib.contextmanager
+def _reference_off(functions: Sequence[Callable]) -> Iterator[None]:
+    """Make each of `functions` raise ReferenceCalled, wherever it is called from, inside the block.
+
+    The function objects themselves get a trap as their code, so aliases, default arguments
+    and ``from ... import`` copies are all caught; the code is put back afterwards.
+    """
+    swapped = []
+    try:
+        for f in functions:
+            if isinstance(f, types.FunctionType) and not f.__code__.co_freevars:
+                trap = _trap.__code__.replace(co_name=_label(f))
+                swapped.append((f, f.__code__))
+                f.__code__ = trap
+        yield
+    finally:
+        for f, code in swapped:
+            f.__code__ = code
+
+
+def _referenced_objects(function: Callable) -> Iterator[Any]:
+    """Yield every global, default and closure value the student's function (and its helpers) use."""
+    seen: set[int] = set()
+    stack = [function]
+    while stack:
+        f = _plain(stack.pop())
+        if not isinstance(f, types.FunctionType) or id(f) in seen:
+            continue
+        seen.add(id(f))
+        names: set[str] = set()
+        codes = [f.__code__]
+        while codes:
+            code = codes.pop()
+            names.update(code.co_names)
+            codes.extend(c for c in code.co_consts if isinstance(c, types.CodeType))
+        values = [f.__globals__[n] for n in names if n in f.__globals__]
+        values += list(f.__defaults__ or ()) + list((f.__kwdefaults__ or {}).values())
+        values += [cell.cell_contents for cell in (f.__closure__ or ()) if _has_contents(cell)]
+        for value in values:
+            yield value
+            if isinstance(value, types.FunctionType) and value.__globals__ is f.__globals__:
+                stack.append(value)  # the student's own helper, defined in the same notebook
+
+
+def _has_contents(cell: Any) -> bool:
+    try:
+        cell.cell_contents
+    except ValueError:
+        return False
+    return True
+
+
+def _refuse_reference(function: Callable, name: str, kind: str) -> None:
+    """Raise CheckFailed if `function` is, or uses, a reference function this check forbids."""
+    forbidden = {id(f): f for f in _forbidden_objects(kind)}
+    if id(_plain(function)) in forbidden:
+        raise CheckFailed(
+            f"{name} is {_label(_plain(function))}, the reference solution, not your own function: "
+            f"write {name} yourself in the solution cell."
+        )
+    for value in _referenced_objects(function):
+        f = forbidden.get(id(_plain(value)))
+        if f is not None:
+            raise _used_reference(name, _label(f))
+
+
+def _used_reference(name: str, label: str) -> CheckFailed:
+    return CheckFailed(
+        f"{name} uses {label}, which is part of the reference solution this lesson asks you to "
+        f"write yourself. Remove it and compute the answer in your own code."
+    )
+
+
+_ALLOWED = [False]  # set by reference_allowed()
+
+
+@contextlib.contextmanager
+def reference_allowed() -> Iterator[None]:
+    """Inside the block, the checks accept the reference functions themselves (to test the checks)."""
+    _ALLOWED.append(True)
+    try:
+        yield
+    finally:
+        _ALLOWED.pop()
+
+
+class _Student:
+    """Calls to one student function, guarded: the reference off, exceptions told plainly."""
+
+    def __init__(self, function: Callable, name: str, kind: Optional[str] = None) -> None:
+        if not callable(function):
+            raise CheckFailed(f"{name} should be a function, but it is {type(function).__name__} {function!r}.")
+        self.function = function
+        self.name = name
+        self.kind = kind or name
+        self.forbidden = [] if _ALLOWED[-1] else _forbidden_objects(self.kind)
+        if not _ALLOWED[-1]:
+            _refuse_reference(function, name, self.kind)
+
+    def __call__(self, *args: Any, call: str, board: Any = None, checked: str = "") -> Any:
+        try:
+            with _reference_off(self.forbidden):
+                return self.function(*args)
+        except ReferenceCalled as called:
+            raise _used_reference(self.name, str(called)) from None
+        except NotImplementedError:
+            raise NotImplementedError(
+                f"{self.name} is not written yet: replace `raise NotImplementedError()` with your code."
+            ) from None
+        except RecursionError:
+            raise _fail(call, board, "went into endless recursion (RecursionError): check the case that stops it.", checked=checked) from None
+        except Exception as error:  # the student's bug, shown as what it is
+            where = _student_line(error)
+            raise _fail(
+                call, board, f"raised {type(error).__name__}: {error}", note=where, checked=checked
+            ) from None
+
+
+def _board(text: Text) -> Board:
+    """Return a fresh CS50 board for a text board."""
+    return ref.from_text(text)
+
+
+def _unchanged(text: Text, board: Board, call: str, name: str, checked: str) -> None:
+    """Raise CheckFailed if the student's function changed the board it was given."""
+    after = _text_or_none(board)
+    if after != text:
+        raise _fail(
+            call,
+            _board(text),
+            f"{name} changed the board it was given.",
+            expected="the board left as it was",
+            got=f"the board changed to {board!r}",
+            note=f"{name} must only look at the board: other code (minimax above all) still needs it as it was.",
+            checked=checked,
+        )
+
+
+def _show(value: Any) -> str:
+    return f"{value!r} ({type(value).__name__})" if value is not None else "None"
+
+
+def _positions(*, over: Optional[bool] = None) -> list[Text]:
+    """Return every reachable position in BFS order (fewest marks first); filter by game over."""
+    boards = classic.reachable_positions()
+    if over is None:
+        return list(boards)
+    return [b for b in boards if classic.is_terminal(b) == over]
+
+
+def _action(square: int) -> tuple[int, int]:
+    return divmod(square, 3)
+
+
+def _passed(name: str, what: str, seconds: Optional[float] = None) -> Passed:
+    tail = f" ({seconds:.1f} s)" if seconds is not None else ""
+    return Passed(f"{name}: correct on {what}{tail}.")
+
+
+def _guarded(check: Callable) -> Callable:
+    """Return `check` so that a failure shows only its message, without the grader's frames."""
+
+    @functools.wraps(check)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        __tracebackhide__ = True  # noqa: F841  (IPython and pytest hide this frame)
+        try:
+            return check(*args, **kwargs)
+        except (CheckFailed, NotImplementedError) as error:
+            error.__traceback__ = None
+            error.__context__ = None
+            raise error from None
+
+    return run
+
+
+# --- lesson 1: player, actions, result ------------------------------------------------------------
+
+
+@_guarded
+def check_player(player: Callable) -> Passed:
+    """Return a summary if `player(board)` is X or O as the reference says on every position not over.
+
+    Seed 002: any answer is accepted on a board where the game is over.
+    """
+    student = _Student(player, "player")
+    boards = _positions(over=False)
+    checked = f"{len(boards):,} positions where the game is not over are checked"
+    for text in boards:
+        board = _board(text)
+        call = "player(board)"
+        got = student(board, call=call, board=_board(text), checked=checked)
+        _unchanged(text, board, call, "player", checked)
+        expected = ref.player(_board(text))
+        if not (isinstance(got, str) and got == expected):
+            note = ""
+            if got in ("X", "O"):
+                note = f"X moves first; then the turns alternate. This board has {text.count('X')} X and {text.count('O')} O."
+            elif got is None:
+                note = "player must return X or O (seed 002: X = 'X', O = 'O'); None means it returned nothing."
+            raise _fail(call, _board(text), "wrong player", expected=repr(expected), got=_show(got), note=note, checked=checked)
+    return _passed("player", f"all {len(boards):,} positions where the game is not over")
+
+
+@_guarded
+def check_actions(actions: Callable) -> Passed:
+    """Return a summary if `actions(board)` is the set of empty squares (i, j) on every position not over."""
+    student = _Student(actions, "actions")
+    boards = _positions(over=False)
+    checked = f"{len(boards):,} positions where the game is not over are checked"
+    for text in boards:
+        board = _board(text)
+        call = "actions(board)"
+        got = student(board, call=call, board=_board(text), checked=checked)
+        _unchanged(text, board, call, "actions", checked)
+        expected = ref.actions(_board(text))
+        shown = "{" + ", ".join(map(str, sorted(expected))) + "}"
+        if not isinstance(got, (set, frozenset)):
+            note = "actions must return a set, e.g. {(0, 1), (2, 2)}: build it with set() and .add((i, j))."
+            if isinstance(got, (list, tuple)):
+                note = f"actions returned a {type(got).__name__}; seed 002 asks for a set: wrap it as set(...) or build a set with .add((i, j))."
+            raise _fail(call, _board(text), f"should return a set, not {type(got).__name__}", expected=shown, got=_show(got), note=note, checked=checked)
+        bad = [a for a in got if not (isinstance(a, tuple) and len(a) == 2)]
+        if bad:
+            raise _fail(call, _board(text), f"each action should be a tuple (i, j), but the set holds {bad[0]!r}", expected=shown, got=repr(got), checked=checked)
+        if got != expected:
+            missing, extra = sorted(expected - got), sorted(got - expected, key=repr)
+            note = "; ".join(
+                part
+                for part in (
+                    f"missing: {', '.join(map(str, missing))}" if missing else "",
+                    f"not empty squares (or not on the board): {', '.join(map(str, extra))}" if extra else "",
+                )
+                if part
+            )
+            raise _fail(call, _board(text), "wrong set of actions", expected=shown, got=repr(got), note=note, checked=checked)
+    return _passed("actions", f"all {len(boards):,} positions where the game is not over")
+
+
+INVALID_ACTIONS: tuple[tuple[Any, str], ...] = (
+    ((-1, 0), "row -1 is off the board; in Python board[-1] is the last row, so without a check it silently plays there"),
+    ((0, -1), "column -1 is off the board; in Python row[-1] is the last square, so without a check it silently plays there"),
+    ((3, 0), "row 3 is off the board (rows are 0, 1, 2)"),
+    ((1, 3), "column 3 is off the board (columns are 0, 1, 2)"),
+)
+
+
+@_guarded
+def check_result(result: Callable) -> Passed:
+    """Return a summary if `result` is right on every legal action of every position not over.
+
+    It must return a new board with the mover's mark added, leave its input unchanged, and
+    raise ValueError (``ttt.InvalidActionError`` is one) for a taken square or a square off
+    the board.
+    """
+    student = _Student(result, "result")
+    boards = _positions(over=False)
+    count = sum(len(classic.moves(b)) for b in boards)
+    checked = f"{count:,} moves in {len(boards):,} positions are checked"
+    for text in boards:
+        for square in classic.moves(text):
+            action = _action(square)
+            board = _board(text)
+            call = f"result(board, {action})"
+            got = student(board, action, call=call, board=_board(text), checked=checked)
+            _unchanged(text, board, call, "result", checked)
+            expected = _board(classic.play(text, square))
+            if got is board:
+                raise _fail(call, _board(text), "returned the very board it was given", note="Make a new board (copy.deepcopy(board)) and change the copy.", checked=checked)
+            if got != expected:
+                raise _fail(call, _board(text), f"wrong board after {ref.player(_board(text))} plays {action}", expected=repr(expected), got=_show(got), note=f"expected, drawn:\n{draw(expected)}" if _text_or_none(got) else "", checked=checked)
+    invalid = 0
+    for text in boards:
+        taken = [s for s, c in enumerate(text) if c != "."]
+        cases = [(_action(s), f"square {_action(s)} is taken by {text[s]}") for s in taken]
+        if text in (boards[0], boards[5], boards[40]):
+            cases += list(INVALID_ACTIONS)
+        for action, why in cases:
+            invalid += 1
+            _expect_invalid(student, text, action, why, checked)
+    return _passed("result", f"all {count:,} legal moves, and {invalid:,} invalid ones raise ValueError")
+
+
+def _expect_invalid(student: _Student, text: Text, action: Any, why: str, checked: str) -> None:
+    board = _board(text)
+    call = f"result(board, {action!r})"
+    try:
+        with _reference_off(student.forbidden):
+            got = student.function(board, action)
+    except ReferenceCalled as called:
+        raise _used_reference(student.name, str(called)) from None
+    except NotImplementedError:
+        raise NotImplementedError("result is not written yet: replace `raise NotImplementedError()` with your code.") from None
+    except ValueError:
+        _unchanged(text, board, call, "result", checked)
+        return
+    except Exception as error:
+        raise _fail(
+            call,
+            _board(text),
+            f"raised {type(error).__name__} ({error}); an invalid action should raise ValueError",
+            note=f"{why}. Check the action first and `raise ValueError(\"...\")` saying why it is invalid.",
+            checked=checked,
+        ) from None
+    raise _fail(call, _board(text), "returned a board instead of raising ValueError", got=_show(got), note=f"{why}. Seed 002: an invalid action must raise an exception.", checked=checked)
+
+
+# --- lesson 2: winner, terminal, utility, Rich & Knight's board ------------------------------
+
+
+@_guarded
+def check_winner(winner: Callable) -> Passed:
+    """Return a summary if `winner(board)` is X, O or None as the reference says, on all 5,478 positions."""
+    student = _Student(winner, "winner")
+    boards = _positions()
+    checked = f"all {len(boards):,} positions are checked"
+    for text in boards:
+        board = _board(text)
+        got = student(board, call="winner(board)", board=_board(text), checked=checked)
+        _unchanged(text, board, "winner(board)", "winner", checked)
+        expected = ref.winner(_board(text))
+        if got != expected or not (got is None or isinstance(got, str)):
+            note = "If no one has three in a row, winner returns None (not 'None', not EMPTY's string)." if expected is None else ""
+            raise _fail("winner(board)", _board(text), "wrong winner", expected=repr(expected), got=_show(got), note=note, checked=checked)
+    return _passed("winner", f"all {len(boards):,} positions")
+
+
+@_guarded
+def check_terminal(terminal: Callable) -> Passed:
+    """Return a summary if `terminal(board)` is True exactly on won or full boards, on all 5,478 positions."""
+    student = _Student(terminal, "terminal")
+    boards = _positions()
+    checked = f"all {len(boards):,} positions are checked"
+    for text in boards:
+        board = _board(text)
+        got = student(board, call="terminal(board)", board=_board(text), checked=checked)
+        _unchanged(text, board, "terminal(board)", "terminal", checked)
+        expected = ref.terminal(_board(text))
+        if not isinstance(got, bool):
+            raise _fail("terminal(board)", _board(text), f"should return True or False, not {type(got).__name__}", expected=repr(expected), got=_show(got), checked=checked)
+        if got != expected:
+            note = "The game is over when someone has three in a row, or when every square is filled."
+            raise _fail("terminal(board)", _board(text), "wrong answer", expected=repr(expected), got=repr(got), note=note, checked=checked)
+    return _passed("terminal", f"all {len(boards):,} positions")
+
+
+@_guarded
+def check_utility(utility: Callable) -> Passed:
+    """Return a summary if `utility(board)` is 1, -1 or 0 on every position where the game is over.
+
+    Seed 002's text gives an O win utility 1: a typo, it is -1.
+    """
+    student = _Student(utility, "utility")
+    boards = _positions(over=True)
+    checked = f"{len(boards):,} positions where the game is over are checked"
+    for text in boards:
+        board = _board(text)
+        got = student(board, call="utility(board)", board=_board(text), checked=checked)
+        _unchanged(text, board, "utility(board)", "utility", checked)
+        expected = ref.utility(_board(text))
+        if isinstance(got, bool) or not isinstance(got, (int, float)) or got != expected:
+            note = "X wins: 1; O wins: -1 (seed 002's text says 1 for O too: a typo); a draw: 0."
+            raise _fail("utility(board)", _board(text), "wrong utility", expected=repr(expected), got=_show(got), note=note, checked=checked)
+    return _passed("utility", f"all {len(boards):,} positions where the game is over")
+
+
+_RK_CODE = {".": 2, "X": 3, "O": 5}
+
+
+def rk_board(board: Board) -> list[int]:
+    """Return Rich & Knight's board for a CS50 board: [0] unused (0), then B[1..9] row by row, 2 blank, 3 X, 5 O (seed 001)."""
+    return [0] + [_RK_CODE[c] for c in ref.to_text(board)]
+
+
+@_guarded
+def check_rk_board(student_rk_board: Callable) -> Passed:
+    """Return a summary if the student's `rk_board(board)` equals `rk_board` on all 5,478 positions."""
+    student = _Student(student_rk_board, "rk_board")
+    boards = _positions()
+    checked = f"all {len(boards):,} positions are checked"
+    for text in boards:
+        board = _board(text)
+        got = student(board, call="rk_board(board)", board=_board(text), checked=checked)
+        _unchanged(text, board, "rk_board(board)", "rk_board", checked)
+        expected = rk_board(_board(text))
+        if not isinstance(got, list) or got != expected:
+            raise _fail("rk_board(board)", _board(text), "wrong Rich & Knight board", expected=repr(expected), got=_show(got), note="B[0] is unused (0); B[1] to B[9] are the squares row by row: 2 blank, 3 X, 5 O.", checked=checked)
+    return _passed("rk_board", f"all {len(boards):,} positions")
+
+
+@_guarded
+def check_poss_win(poss_win: Callable) -> Passed:
+    """Return a summary if `poss_win(B, p)` finds a winning square 1-9 for p, or 0 when there is none.
+
+    Checked for X and for O on every position not over. Seed 001 checks the lines one at a
+    time and returns the first it finds; any winning square is accepted.
+    """
+    student = _Student(poss_win, "poss_win")
+    boards = _positions(over=False)
+    checked = f"{2 * len(boards):,} cases (X and O on every position not over) are checked"
+    for text in boards:
+        for p in ("X", "O"):
+            b = rk_board(_board(text))
+            call = f"poss_win(B, {p!r}) with B = {b}"
+            got = student(b, p, call=call, board=text, checked=checked)
+            if b != rk_board(_board(text)):
+                raise _fail(call, text, "poss_win changed the board B it was given", got=repr(b), checked=checked)
+            wins = [s + 1 for s in classic.winning_squares(text, p)]
+            if isinstance(got, bool) or not isinstance(got, int):
+                raise _fail(call, text, f"should return a square number 1-9 or 0, not {type(got).__name__}", expected=" or ".join(map(str, wins)) or "0", got=_show(got), checked=checked)
+            if not wins and got != 0:
+                raise _fail(call, text, f"{p} cannot win with one move here", expected="0", got=repr(got), note=f"A line where {p} can win has product {18 if p == 'X' else 50}: two of {p}'s marks and a blank.", checked=checked)
+            if wins and got not in wins:
+                raise _fail(call, text, f"{p} can win next move", expected=" or ".join(map(str, wins)), got=repr(got), note="Return the number (1-9) of the blank square on a line whose product is " + ("18 (3 * 3 * 2)." if p == "X" else "50 (5 * 5 * 2)."), checked=checked)
+    return _passed("poss_win", f"{2 * len(boards):,} cases")
+
+
+# --- lesson 3: seed 004's win-block player ------------------------------------------------------
+
+
+@_guarded
+def check_win_block(win_block: Callable) -> Passed:
+    """Return a summary if `win_block(board)` plays seed 004's cpuMove on every position not over.
+
+    It must win if it can (any winning square), else block (any square where the opponent
+    would win), else take the first free square of 4, 0, 2, 6, 8, 1, 3, 5, 7 (seed 004's
+    BEST_MOVES, squares numbered row by row). Seed 004 tests the block with its own piece, so
+    as written it never blocks; the intent, blocking, is what is checked.
+    """
+    student = _Student(win_block, "win_block")
+    boards = _positions(over=False)
+    checked = f"{len(boards):,} positions where the game is not over are checked"
+    for text in boards:
+        board = _board(text)
+        got = student(board, call="win_block(board)", board=_board(text), checked=checked)
+        _unchanged(text, board, "win_block(board)", "win_block", checked)
+        me = classic.to_move(text)
+        wins = classic.winning_squares(text, me)
+        blocks = classic.winning_squares(text, "O" if me == "X" else "X")
+        if wins:
+            allowed, why = wins, f"{me} can win at once"
+        elif blocks:
+            allowed, why = blocks, f"{me} cannot win at once, but must block the opponent's line"
+        else:
+            allowed, why = [next(s for s in classic.CENTRE_CORNERS_EDGES if text[s] == ".")], "no win and nothing to block: the first free square of centre, corners, edges (4, 0, 2, 6, 8, 1, 3, 5, 7)"
+        square = _square_or_none(got)
+        if square is None or square not in allowed:
+            raise _fail(
+                "win_block(board)",
+                _board(text),
+                why,
+                expected=" or ".join(str(_action(s)) for s in allowed),
+                got=_show(got),
+                note="" if square is not None else "win_block returns an action (i, j): row i, column j.",
+                checked=checked,
+            )
+    return _passed("win_block", f"all {len(boards):,} positions where the game is not over")
+
+
+def _square_or_none(action: Any) -> Optional[int]:
+    """Return the square 0-8 of an action (i, j), or None if it is not one."""
+    try:
+        i, j = action
+    except (TypeError, ValueError):
+        return None
+    if isinstance(i, bool) or isinstance(j, bool) or not isinstance(i, int) or not isinstance(j, int):
+        return None
+    if not (0 <= i <= 2 and 0 <= j <= 2):
+        return None
+    return 3 * i + j
+
+
+# --- lessons 4 and 5: minimax and alpha-beta -----------------------------------------------------
+
+_SYMMETRIES = (
+    (0, 1, 2, 3, 4, 5, 6, 7, 8), (6, 3, 0, 7, 4, 1, 8, 5, 2), (8, 7, 6, 5, 4, 3, 2, 1, 0), (2, 5, 8, 1, 4, 7, 0, 3, 6),
+    (2, 1, 0, 5, 4, 3, 8, 7, 6), (0, 3, 6, 1, 4, 7, 2, 5, 8), (6, 7, 8, 3, 4, 5, 0, 1, 2), (8, 5, 2, 7, 4, 1, 6, 3, 0),
+)
+
+
+def canonical(text: Text) -> Text:
+    """Return the smallest of the eight rotations and reflections of a text board."""
+    return min("".join(text[i] for i in p) for p in _SYMMETRIES)
+
+
+@functools.lru_cache(maxsize=None)
+def tree_size(text: Text) -> int:
+    """Return the number of nodes of the full game tree below `text` (549,946 from the empty board)."""
+    if classic.is_terminal(text):
+        return 1
+    return 1 + sum(tree_size(classic.play(text, s)) for s in classic.moves(text))
+
+
+@functools.lru_cache(maxsize=None)
+def search_plan() -> tuple[tuple[Text, ...], tuple[Text, ...]]:
+    """Return (always checked, checked while the budget lasts) for the minimax and alpha-beta checks.
+
+    Always: every position where the game is over, every position with at most six empty
+    squares, and one of each symmetric family of the earlier ones. Then the rest, fewest empty
+    squares first; the empty board is last.
+    """
+    boards = _positions()
+    fixed = [b for b in boards if b.count(".") <= 6]
+    seen = set()
+    rest = []
+    for b in sorted((b for b in boards if b.count(".") > 6), key=lambda b: (b.count("."), b)):
+        c = canonical(b)
+        if c not in seen and b != classic.EMPTY_BOARD:
+            seen.add(c)
+            fixed.append(b)
+        else:
+            rest.append(b)
+    rest.sort(key=lambda b: (b == classic.EMPTY_BOARD, b.count(".")))
+    return tuple(fixed), tuple(rest)
+
+
+def _check_search(function: Callable, name: str, *, budget: float, result_name: str = "result") -> Passed:
+    """Return a summary if `function(board)` returns an optimal move (None when over) on the planned positions."""
+    student = _Student(function, name, kind="minimax")
+    fixed, rest = search_plan()
+    total = len(fixed) + len(rest)
+    start = time.perf_counter()
+    nodes_done = 0
+    done = 0
+    for k, text in enumerate(fixed + rest):
+        if k >= len(fixed):  # past the fixed set: only if the measured speed says it fits
+            elapsed = time.perf_counter() - start
+            rate = elapsed / max(nodes_done, 1)
+            if elapsed + 1.2 * rate * tree_size(text) > budget:
+                continue
+        _check_move(student, text, name, checked=f"{total:,} positions are checked, as far as the time budget allows")
+        nodes_done += tree_size(text)
+        done += 1
+    seconds = time.perf_counter() - start
+    if done == total:
+        return _passed(name, f"all {total:,} positions", seconds)
+    return Passed(
+        f"{name}: correct on {done:,} of {total:,} positions ({seconds:.1f} s); the other {total - done:,} "
+        f"(early in the game) were skipped to stay within the {budget:.0f}-second budget."
+    )
+
+
+def _check_move(student: _Student, text: Text, name: str, *, checked: str) -> None:
+    board = _board(text)
+    call = f"{name}(board)"
+    got = student(board, call=call, board=_board(text), checked=checked)
+    _unchanged(text, board, call, name, checked)
+    if classic.is_terminal(text):
+        if got is not None:
+            raise _fail(call, _board(text), "the game is over, so there is no move to make", expected="None", got=_show(got), checked=checked)
+        return
+    square = _square_or_none(got)
+    best = classic.optimal_moves(text)
+    value = classic.value(text)
+    expected = " or ".join(str(_action(s)) for s in best)
+    if square is None or text[square] != ".":
+        what = "an action (i, j) on an empty square" if square is None else f"an empty square, but {_action(square)} is taken"
+        raise _fail(call, _board(text), f"should return {what}", expected=expected, got=_show(got), checked=checked)
+    if square not in best:
+        after = classic.value(classic.play(text, square))
+        words = {1: "X wins", 0: "a draw", -1: "O wins"}
+        raise _fail(
+            call,
+            _board(text),
+            f"{_action(square)} is not an optimal move for {classic.to_move(text)}",
+            expected=f"{expected} (with best play: {words[value]})",
+            got=f"{got!r} (with best play after it: {words[after]})",
+            checked=checked,
+        )
+
+
+@_guarded
+def check_minimax(minimax: Callable, *, budget: float = SEARCH_BUDGET) -> Passed:
+    """Return a summary if `minimax(board)` returns an optimal action on the positions `search_plan` gives.
+
+    Any optimal action is accepted: its value (with best play after it) must equal the
+    position's value. On a board where the game is over it must return None.
+    """
+    return _check_search(minimax, "minimax", budget=budget)
+
+
+@_guarded
+def check_alphabeta(alphabeta: Callable, *, budget: float = SEARCH_BUDGET) -> Passed:
+    """Return a summary if `alphabeta(board)` returns an optimal action, as `check_minimax` checks."""
+    return _check_search(alphabeta, "alphabeta", budget=budget)
+
+
+@functools.lru_cache(maxsize=None)
+def minimax_calls() -> int:
+    """Return the calls to result plain minimax makes from every position not over, summed (2,121,015)."""
+    return sum(tree_size(b) - 1 for b in _positions(over=False))
+
+
+@contextlib.contextmanager
+def counting_calls(namespace: dict, name: str = "result") -> Iterator[list[int]]:
+    """Count the calls to ``namespace[name]`` inside the block; yields a one-item list holding the count."""
+    if not callable(namespace.get(name)):
+        raise CheckFailed(f"there is no {name}(board, action) function where your search looks for it, so its nodes cannot be counted.")
+    original = namespace[name]
+    count = [0]
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        count[0] += 1
+        return original(*args, **kwargs)
+
+    namespace[name] = counted
+    try:
+        yield count
+    finally:
+        namespace[name] = original
+
+
+@_guarded
+def check_alphabeta_calls(alphabeta: Callable, *, fraction: float = ALPHABETA_CALLS_FRACTION) -> Passed:
+    """Return a summary if `alphabeta` prunes: at most `fraction` of plain minimax's calls to result.
+
+    The nodes visited are counted through the calls to ``result`` in the student's namespace,
+    summed over every position where the game is not over (4,520); plain minimax makes
+    2,121,015 such calls, so the bound is 848,406. For scale: alpha-beta as in AIMA (cut off
+    when v >= beta, or v <= alpha) makes about 14% of minimax's calls when it tries actions in
+    the order a set gives them, 24% when it does not narrow the window at the root, 34% in the
+    worst order of all; cutting off only when v > beta makes 48%, and fails. Every answer must
+    also be optimal, and the count stops as soon as it passes the bound.
+    """
+    student = _Student(alphabeta, "alphabeta", kind="alphabeta")
+    namespace = getattr(_plain(alphabeta), "__globals__", None)
+    if namespace is None:
+        raise CheckFailed("alphabeta should be a function defined in the notebook, so its calls to result can be counted.")
+    boards = _positions(over=False)
+    bound = int(fraction * minimax_calls())
+    checked = f"{len(boards):,} positions are checked"
+    with counting_calls(namespace) as count:
+        for text in boards:
+            before = count[0]
+            _check_move(student, text, "alphabeta", checked=checked)
+            if count[0] == before and text.count(".") > 1:
+                raise _fail("alphabeta(board)", _board(text), "never called result(board, action)", note="The grader counts the nodes your search visits through its calls to result: make every child board with result.", checked=checked)
+            if count[0] > bound:
+                raise _fail(
+                    "alphabeta(board)",
+                    None,
+                    f"prunes too little: {count[0]:,} calls to result before reaching the end of the positions",
+                    expected=f"at most {bound:,} calls to result in all ({fraction:.0%} of the {minimax_calls():,} plain minimax makes)",
+                    got=f"more than {bound:,}, stopped at position {boards.index(text) + 1:,} of {len(boards):,}",
+                    note="Cut off as soon as v >= beta in max_value (v <= alpha in min_value): with values only -1, 0 and 1, equal values are common and cutting off on them matters.",
+                )
+    share = count[0] / minimax_calls()
+    return Passed(
+        f"alphabeta: {count[0]:,} calls to result over {len(boards):,} positions, {share:.1%} of plain minimax's "
+        f"{minimax_calls():,} (the bound is {fraction:.0%})."
+    )
+
+
+__all__ = [
+    "ALPHABETA_CALLS_FRACTION",
+    "SEARCH_BUDGET",
+    "CheckFailed",
+    "Passed",
+    "ReferenceCalled",
+    "canonical",
+    "check_actions",
+    "check_alphabeta",
+    "check_alphabeta_calls",
+    "check_minimax",
+    "check_player",
+    "check_poss_win",
+    "check_result",
+    "check_rk_board",
+    "check_terminal",
+    "check_utility",
+    "check_win_block",
+    "check_winner",
+    "counting_calls",
+    "draw",
+    "minimax_calls",
+    "reference_allowed",
+    "rk_board",
+    "search_plan",
+    "tree_size",
+]

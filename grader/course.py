@@ -1,0 +1,80 @@
+"""The nbgrader course: a course directory holding the lessons as nbgrader source assignments.
+
+Each lesson in ``notebooks/`` (``01-boards-and-moves.ipynb``, ...) becomes one assignment named
+after the file stem, at ``source/<lesson>/<lesson>.ipynb``, the layout nbgrader expects
+(``{nbgrader_step}/{student_id}/{assignment_id}``). The hidden tests in the lessons import
+``grader.checks``, so the grading kernel must be able to import ``grader`` (it is installed
+with this package, ``pip install -e .``).
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Iterable, Optional
+
+COURSE_ID = "ttt"
+CELL_TIMEOUT = 30  # seconds per cell: nbgrader 0.9.6's own default for Execute.timeout
+NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
+
+CONFIG = '''\
+"""nbgrader configuration for the ttt lessons (written by grader.course.make_course)."""
+
+c = get_config()  # noqa: F821  (nbgrader provides get_config)
+
+c.CourseDirectory.course_id = {course_id!r}
+c.CourseDirectory.root = {root!r}
+
+# The release keeps nbgrader's own stub where each solution was.
+c.ClearSolutions.code_stub = {{"python": "# YOUR CODE HERE\\nraise NotImplementedError()"}}
+
+# Seconds each cell may run while autograding: nbgrader's default, stated here because the
+# lessons' time budgets (grader.checks.SEARCH_BUDGET) are set to fit within it.
+c.Execute.timeout = {timeout}
+'''
+
+
+def notebooks_dir() -> Path:
+    """Return the folder of lesson notebooks; raise FileNotFoundError saying where it looked."""
+    if not NOTEBOOKS.is_dir():
+        raise FileNotFoundError(
+            f"the lessons are not at {NOTEBOOKS}: install ttt from its source folder (pip install -e .)"
+        )
+    return NOTEBOOKS
+
+
+def lesson_names() -> list[str]:
+    """Return the lessons' assignment names in order, e.g. ['01-boards-and-moves', ...]."""
+    return sorted(p.stem for p in notebooks_dir().glob("[0-9][0-9]-*.ipynb"))
+
+
+def lesson_path(name: str) -> Path:
+    """Return the source notebook of lesson `name`; raise ValueError naming the lessons if unknown."""
+    names = lesson_names()
+    if name not in names:
+        raise ValueError(f"unknown lesson {name!r}; the lessons are: {', '.join(names)}")
+    return notebooks_dir() / f"{name}.ipynb"
+
+
+def make_course(course_dir: str | Path, *, lessons: Optional[Iterable[str]] = None) -> Path:
+    """Write an nbgrader course directory and return its path.
+
+    It holds ``nbgrader_config.py`` (course id, root, stub, cell timeout) and
+    ``source/<lesson>/<lesson>.ipynb`` for each of `lessons` (default: all of them), copied
+    from ``notebooks/``. Existing source copies are replaced; anything else is left alone.
+    """
+    root = Path(course_dir).resolve()
+    chosen = lesson_names() if lessons is None else list(lessons)
+    paths = [lesson_path(name) for name in chosen]  # raises for an unknown lesson before writing
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "nbgrader_config.py").write_text(
+        CONFIG.format(course_id=COURSE_ID, root=str(root), timeout=CELL_TIMEOUT), encoding="utf-8"
+    )
+    for name, path in zip(chosen, paths):
+        folder = root / "source" / name
+        folder.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(path, folder / f"{name}.ipynb")
+    return root
+
+
+__all__ = ["CELL_TIMEOUT", "COURSE_ID", "NOTEBOOKS", "lesson_names", "lesson_path", "make_course", "notebooks_dir"]
