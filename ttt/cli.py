@@ -3,6 +3,7 @@
     ttt play [--game G] [--as X|O|random] [--ai NAME]
     ttt match A B [-n N] [--seed S] [--json] [--game G]
     ttt players [--game G]
+    ttt tree BOARD [--algorithm minimax|alphabeta|depth-limited] [--depth D] [--max-nodes N] [-o FILE]
 
 Each subcommand is a function ``cmd_<name>(args) -> int`` added to the parser in `build_parser`.
 """
@@ -34,12 +35,24 @@ X moves first. Type the number of a free square and press Enter; Ctrl-D or Ctrl-
 """
 
 
-def _player_for(name: Optional[str], game: str, seed: Optional[int]) -> Callable[[Any], Any]:
+def _player_for(name: Optional[str], game: str, seed: Optional[int], *, seconds: Optional[float] = None) -> Callable[[Any], Any]:
     name = name or DEFAULT_AI.get(game, "default")
+    if seconds is not None and not seconds > 0:
+        raise UsageError(f"--time must be a positive number of seconds, not {seconds}")
     try:
-        return agents.make(name, seed, game=game)
+        return agents.make(name, seed, game=game, **_time_option(name, game, seconds))
     except ValueError as error:
         raise UsageError(str(error)) from None
+
+
+def _time_option(name: str, game: str, seconds: Optional[float]) -> dict[str, float]:
+    """Return ``{"seconds": seconds}`` if player `name` takes a time budget per move, else {}."""
+    import inspect
+
+    if seconds is None or name not in agents.names(game):
+        return {}
+    factory = agents._players(game)[name][0]
+    return {"seconds": seconds} if "seconds" in inspect.signature(factory).parameters else {}
 
 
 def _ask(prompt: str, stdin: TextIO, stdout: TextIO) -> str:
@@ -55,7 +68,7 @@ def _ask(prompt: str, stdin: TextIO, stdout: TextIO) -> str:
 def cmd_play(args: argparse.Namespace, stdin: TextIO = sys.stdin, stdout: TextIO = sys.stdout) -> int:
     """Play one game against a computer player in the terminal (seeds 003 and 004)."""
     game = get_game(args.game)
-    ai = _player_for(args.ai, args.game, args.seed)
+    ai = _player_for(args.ai, args.game, args.seed, seconds=getattr(args, "time", None))
     out = stdout.write
     out(getattr(game, "instructions", INSTRUCTIONS) + "\n")
     try:
@@ -171,8 +184,9 @@ def cmd_match(args: argparse.Namespace, stdout: TextIO = sys.stdout) -> int:
         raise UsageError(f"-n must be at least 1, not {args.n}")
     game = get_game(args.game)
     seed = args.seed
-    a = _player_for(args.a, args.game, seed)
-    b = _player_for(args.b, args.game, None if seed is None else seed + 1)
+    seconds = getattr(args, "time", None)
+    a = _player_for(args.a, args.game, seed, seconds=seconds)
+    b = _player_for(args.b, args.game, None if seed is None else seed + 1, seconds=seconds)
     outcome = match(game, a, b, games=args.n, names=(args.a, args.b), progress=not args.json and sys.stderr.isatty())
     if args.json:
         stdout.write(json.dumps(outcome) + "\n")
@@ -195,6 +209,62 @@ def cmd_players(args: argparse.Namespace, stdout: TextIO = sys.stdout) -> int:
     return 0
 
 
+# --- ttt tree ----------------------------------------------------------------------------------
+
+TREE_FORMATS = (".svg", ".png", ".dot")
+
+
+def cmd_tree(args: argparse.Namespace, stdout: TextIO = sys.stdout) -> int:
+    """Draw the search tree from a position (``ttt.draw.draw_tree``) into -o's file, or DOT to stdout.
+
+    The file's extension picks the format: .dot needs nothing more, .svg and .png need
+    Graphviz's dot program.
+    """
+    from pathlib import Path
+
+    import graphviz
+
+    from ttt.draw import DOT_MISSING, draw_tree
+    from ttt.trace import record
+
+    game = get_game(args.game)
+    output = Path(args.output) if args.output else None
+    if output is not None and output.suffix.lower() not in TREE_FORMATS:
+        raise UsageError(f"cannot write {str(output)!r}: the file name must end in .svg, .png or .dot")
+    if args.depth is not None and args.depth < 1:
+        raise UsageError(f"--depth must be at least 1, not {args.depth}")
+    if args.max_nodes < 1:
+        raise UsageError(f"--max-nodes must be at least 1, not {args.max_nodes}")
+    if args.algorithm == "depth-limited":
+        if args.depth is None:
+            raise UsageError("--algorithm depth-limited needs --depth D, the number of moves to look ahead")
+        if not hasattr(game, "evaluate"):
+            raise UsageError(
+                f"{game.name} has no heuristic for a depth-limited search; use minimax or alphabeta "
+                "(the 3x3 game is small enough to search to the end), or --game nine-board / ultimate"
+            )
+    state = game.parse(args.board)
+    trace = record(game, state, algorithm=args.algorithm, ordered=args.ordered, depth=args.depth)
+    dot = draw_tree(trace, max_depth=args.max_depth, max_nodes=args.max_nodes)
+    if output is None:
+        stdout.write(dot.source)
+        return 0
+    try:
+        if output.suffix.lower() == ".dot":
+            output.write_text(dot.source, encoding="utf-8")
+        else:
+            output.write_bytes(dot.pipe(format=output.suffix.lower()[1:]))
+    except graphviz.ExecutableNotFound:
+        raise UsageError(f"cannot write {output}: {DOT_MISSING} A .dot file needs no dot program.") from None
+    except OSError as error:
+        raise UsageError(f"cannot write {output}: {error.strerror or error}") from None
+    result = trace.result
+    best = "" if result is None or result.move is None else f", best move {game.move_name(result.move)}"
+    value = "" if result is None else f"; value {result.value:g}{best}"
+    stdout.write(f"wrote {output}: {args.algorithm} visited {trace.node_count} nodes, {trace.cutoffs} cut-offs{value}\n")
+    return 0
+
+
 # --- the parser ----------------------------------------------------------------------------------
 
 
@@ -213,6 +283,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="your side (default: asked; X moves first)")
     p.add_argument("--ai", help="the computer's player (default: the strongest; see `ttt players`)")
     p.add_argument("--seed", type=int, help="seed for the computer's and the side's randomness")
+    p.add_argument("--time", type=float, metavar="SECONDS",
+                   help="thinking time per move for players that take one (the big boards' default, mcts)")
     p.set_defaults(func=cmd_play)
 
     p = sub.add_parser("match", help="play N games between two players and tally the results")
@@ -221,12 +293,26 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("b", help="second player's name")
     p.add_argument("-n", type=int, default=100, help="number of games (default: 100)")
     p.add_argument("--seed", type=int, help="seed for the players' randomness (B gets seed+1)")
+    p.add_argument("--time", type=float, metavar="SECONDS",
+                   help="thinking time per move for players that take one (the big boards' default, mcts)")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
     p.set_defaults(func=cmd_match)
 
     p = sub.add_parser("players", help="list the players you can name")
     add_game(p)
     p.set_defaults(func=cmd_players)
+
+    p = sub.add_parser("tree", help="draw the search tree from a position (.svg, .png or .dot)")
+    add_game(p)
+    p.add_argument("board", metavar="BOARD", help="the position, row by row, such as XO./.X./...")
+    p.add_argument("--algorithm", default="alphabeta", choices=["minimax", "alphabeta", "depth-limited"],
+                   help="the search to draw (default: alphabeta)")
+    p.add_argument("--ordered", action="store_true", help="try the most promising moves first")
+    p.add_argument("--depth", type=int, help="how many moves ahead a depth-limited search looks")
+    p.add_argument("--max-nodes", type=int, default=300, help="draw at most N nodes; the rest become '… N more' (default: 300)")
+    p.add_argument("--max-depth", type=int, help="draw no deeper than this; deeper nodes become '… N more'")
+    p.add_argument("-o", "--output", help="the file to write: .svg, .png or .dot (default: DOT text to stdout)")
+    p.set_defaults(func=cmd_tree)
 
     return parser
 

@@ -63,8 +63,10 @@ def seed003_player(game: Any, rng: random.Random, *, depth: int = 4):
 
 
 def default_player(game: Any, rng: random.Random, *, seconds: float = 1.0):
-    """The strongest: iterative-deepening alpha-beta with move ordering and the game's own
-    heuristic, `seconds` per move."""
+    """The strongest: iterative deepening alpha-beta, the game's own heuristic, `seconds` a move.
+
+    Moves are ordered by ``game.order_moves``; wins are worth more the sooner they come.
+    """
 
     def play(state: Any):
         moves = _require_moves(game, state)
@@ -78,7 +80,7 @@ def default_player(game: Any, rng: random.Random, *, seconds: float = 1.0):
 
 
 def mcts_player(game: Any, rng: random.Random, *, seconds: float = 1.0, iterations: int | None = None):
-    """Monte Carlo tree search (UCT) with random playouts, `seconds` per move."""
+    """Monte Carlo tree search (UCT) with random playouts, `seconds` a move (or `iterations`)."""
 
     def play(state: Any):
         moves = _require_moves(game, state)
