@@ -1,0 +1,592 @@
+"""Pictures: boards as SVG, and recorded searches as graphviz trees, whole or step by step.
+
+`draw_tree` turns a `ttt.trace.Trace` into a ``graphviz.Digraph`` drawn as in the textbook's
+figures (AIMA 4th ed., Fig. 5.2 for minimax, Fig. 5.5 for alpha-beta): each node shows its
+board, MAX ▲ or MIN ▼, its value and, for alpha-beta, its window [α, β]; edges carry the move;
+a cut-off is a dashed grey edge to a stub naming the moves it skipped; the principal variation
+is bold. Building the DOT text needs no ``dot`` program; only rendering does.
+
+`TreeLayout` lays a trace's tree out once with ``dot`` and then draws any step of the search by
+restyling that one SVG (which nodes are reached yet, which one is current, the values and
+windows known so far), so the step-by-step explorer never runs ``dot`` per step.
+`step_sentence` says in words what one event of the search did.
+"""
+
+from __future__ import annotations
+
+import html
+import itertools
+import math
+import re
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+import graphviz
+
+from ttt.search import Cutoff, Enter, Event, Exit, Leaf
+from ttt.trace import ALGORITHMS, Trace
+
+MAX_FILL = "#dbe9f6"  # MAX nodes: pale blue
+MIN_FILL = "#fbe3d6"  # MIN nodes: pale orange
+MOVE_FILL = "#fff3a8"  # the square just played, on a node's board
+PRUNED = "#9a9a9a"  # cut-off edges and their stubs
+CURRENT = "#d95f02"  # the explorer's current node
+SLOT_WIDTH = 78  # points: the fixed width of a node's value and window lines
+DOT_MISSING = (
+    "Graphviz's dot program is not installed, so the tree cannot be drawn. Install it "
+    "(Debian/Ubuntu: sudo apt-get install graphviz; macOS: brew install graphviz; "
+    "conda: conda install -c conda-forge graphviz) and run this again."
+)
+
+
+# --- numbers and words ---------------------------------------------------------------------
+
+
+def number(x: Optional[float]) -> str:
+    """Return a value or bound as a person writes it: 1, -1, 0.25, ∞, -∞ ('?' if unknown)."""
+    if x is None:
+        return "?"
+    if x == math.inf:
+        return "∞"
+    if x == -math.inf:
+        return "-∞"
+    if float(x).is_integer():
+        return str(int(x))
+    return f"{x:.3g}"
+
+
+def _side(maximizing: bool) -> str:
+    return "MAX" if maximizing else "MIN"
+
+
+def _moves_text(game: Any, moves: tuple) -> str:
+    return ", ".join(game.move_name(m) for m in moves)
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+# --- what is known about each node after the first k events ---------------------------------
+
+
+@dataclass
+class NodeState:
+    """A node as the search knows it after some events: its window, best value so far, status."""
+
+    id: int
+    parent: Optional[int]
+    move: Any
+    state: Any
+    depth: int
+    maximizing: bool
+    alpha: float
+    beta: float
+    value: Optional[float] = None  # the best child value so far, or the node's value once done
+    done: bool = False
+    leaf: Optional[str] = None  # 'terminal' or 'estimate'
+    pruned: tuple = ()
+    best_move: Any = None
+    children: list[int] = field(default_factory=list)
+
+
+class Progress:
+    """What the search knows about each node, updated one event at a time (`apply`)."""
+
+    def __init__(self) -> None:
+        self.nodes: dict[int, NodeState] = {}
+
+    def apply(self, e: Event) -> tuple[int, ...]:
+        """Apply one event; return the ids of the nodes whose value or window it changed."""
+        nodes = self.nodes
+        if isinstance(e, Enter):
+            nodes[e.node] = NodeState(e.node, e.parent, e.move, e.state, e.depth, e.maximizing, e.alpha, e.beta)
+            if e.parent in nodes:
+                nodes[e.parent].children.append(e.node)
+            return (e.node,)
+        node = nodes[e.node]
+        if isinstance(e, Cutoff):
+            node.pruned = e.skipped
+            return ()
+        node.value, node.done = e.value, True
+        if isinstance(e, Leaf):
+            node.leaf = "terminal" if e.terminal else "estimate"
+        else:
+            node.best_move, node.alpha, node.beta = e.move, e.alpha, e.beta
+        parent = nodes.get(node.parent) if node.parent is not None else None
+        if parent is not None and not parent.done:
+            _child_returned(parent, e.value)
+            return (e.node, parent.id)
+        return (e.node,)
+
+
+def progress(events: list[Event]) -> dict[int, NodeState]:
+    """Return node id -> what is known about it after `events` (any prefix of a search's events).
+
+    Between its children, a node's value is the best one returned so far (a bound: MAX's value
+    is at least it, MIN's at most it) and its window narrows as in AIMA Fig. 5.7: after a child
+    returns v, MAX sets α = max(α, v) and MIN sets β = min(β, v), unless v cuts the node off.
+    """
+    tracker = Progress()
+    for e in events:
+        tracker.apply(e)
+    return tracker.nodes
+
+
+def _child_returned(parent: NodeState, v: float) -> None:
+    """Update `parent` after a child returned `v`: best value so far, then α or β."""
+    if parent.maximizing:
+        if parent.value is None or v > parent.value:
+            parent.value = v
+        if parent.value < parent.beta:
+            parent.alpha = max(parent.alpha, parent.value)
+    else:
+        if parent.value is None or v < parent.value:
+            parent.value = v
+        if parent.value > parent.alpha:
+            parent.beta = min(parent.beta, parent.value)
+
+
+def _value_text(node: NodeState, *, known: bool = True) -> str:
+    """Return a node's value line: 'v = 0' once known, 'v ≥ 0' / 'v ≤ 0' as a bound, else 'v = ?'.
+
+    With `known` False (a search that never reports values, such as a student's search
+    recorded through its calls) a node that is not a game-over leaf gets no value line.
+    """
+    if node.done:
+        return f"v = {number(node.value)}"
+    if not known:
+        return ""
+    if node.value is not None:
+        return f"v {'≥' if node.maximizing else '≤'} {number(node.value)}"
+    return "v = ?"
+
+
+def reports_values(trace: Trace) -> bool:
+    """Return True if the trace's search reports the values of inner nodes (it has Exit events)."""
+    return trace.algorithm in ALGORITHMS or any(isinstance(e, Exit) for e in trace.events)
+
+
+def _window_text(node: NodeState) -> str:
+    return f"α={number(node.alpha)}  β={number(node.beta)}"
+
+
+def has_windows(trace: Trace) -> bool:
+    """Return True if the trace's search keeps an alpha-beta window worth showing."""
+    if trace.algorithm in ("alphabeta", "depth-limited"):
+        return True
+    return any(
+        isinstance(e, (Enter, Exit, Cutoff)) and (e.alpha != -math.inf or e.beta != math.inf) for e in trace.events
+    )
+
+
+# --- boards ------------------------------------------------------------------------------------
+
+
+def _grid(game: Any, state: Any) -> Optional[list[list[str]]]:
+    """Return the board as rows of one-character squares if ``game.format`` draws a grid."""
+    rows = [line.split() for line in game.format(state).splitlines() if line.strip()]
+    if len(rows) >= 2 and len({len(r) for r in rows}) == 1 and all(len(t) == 1 for r in rows for t in r):
+        return rows
+    return None
+
+
+def board_label(game: Any, state: Any, move: Any = None) -> str:
+    """Return a board as an HTML-like graphviz TABLE (without the outer ``<`` ``>``).
+
+    A game may draw its own boards with a ``board_label(state, move)`` method; otherwise a
+    board that ``game.format`` writes as a grid of single characters becomes a grid of squares
+    (the square just played, `move`, shaded), and any other board its text in a fixed font.
+    """
+    own = getattr(game, "board_label", None)
+    if callable(own):
+        return own(state, move)
+    rows = _grid(game, state)
+    if rows is None:
+        lines = "".join(f"{html.escape(line)}<BR ALIGN=\"LEFT\"/>" for line in game.format(state).splitlines())
+        return f'<TABLE BORDER="0" CELLPADDING="1"><TR><TD><FONT FACE="Courier" POINT-SIZE="9">{lines}</FONT></TD></TR></TABLE>'
+    width = len(rows[0])
+    cells = []
+    for r, row in enumerate(rows):
+        tds = []
+        for c, mark in enumerate(row):
+            shade = ' BGCOLOR="%s"' % MOVE_FILL if isinstance(move, int) and move == r * width + c else ""
+            text = "" if mark in ".-_" else f"<B>{html.escape(mark)}</B>"
+            tds.append(f'<TD WIDTH="13" HEIGHT="13" FIXEDSIZE="TRUE"{shade}>{text}</TD>')
+        cells.append("<TR>" + "".join(tds) + "</TR>")
+    return (
+        '<TABLE BORDER="0" CELLBORDER="1" CELLSPACING="0" CELLPADDING="0" COLOR="#555555" BGCOLOR="white" '
+        f'FIXEDSIZE="TRUE" WIDTH="{13 * width}" HEIGHT="{13 * len(rows)}">'
+        + "".join(cells)
+        + "</TABLE>"
+    )
+
+
+@dataclass(frozen=True)
+class BoardPicture:
+    """A 3x3 board drawn as SVG; displays inline in Jupyter (``_repr_svg_``)."""
+
+    board: str  # nine characters 'X', 'O', '.'
+    highlight: tuple = ()  # squares to shade, such as a winning line
+    size: int = 120
+
+    def _repr_svg_(self) -> str:
+        return self.svg()
+
+    def svg(self) -> str:
+        """Return the board as an SVG document: grid lines, X in blue, O in red."""
+        s, cell = self.size, self.size / 3
+        parts = [f'<svg xmlns="http://www.w3.org/2000/svg" class="ttt-board-svg" width="{s}" height="{s}" viewBox="0 0 {s} {s}">']
+        parts.append(f'<rect width="{s}" height="{s}" fill="white"/>')
+        for square in self.highlight:
+            r, c = divmod(square, 3)
+            parts.append(f'<rect x="{c * cell:.1f}" y="{r * cell:.1f}" width="{cell:.1f}" height="{cell:.1f}" fill="#c7e9c0"/>')
+        for k in (1, 2):
+            parts.append(f'<line x1="{k * cell:.1f}" y1="4" x2="{k * cell:.1f}" y2="{s - 4}" stroke="#333" stroke-width="2"/>')
+            parts.append(f'<line x1="4" y1="{k * cell:.1f}" x2="{s - 4}" y2="{k * cell:.1f}" stroke="#333" stroke-width="2"/>')
+        pad = cell * 0.22
+        for square, mark in enumerate(self.board):
+            r, c = divmod(square, 3)
+            x0, y0, x1, y1 = c * cell + pad, r * cell + pad, (c + 1) * cell - pad, (r + 1) * cell - pad
+            if mark == "X":
+                parts.append(
+                    f'<path d="M{x0:.1f},{y0:.1f} L{x1:.1f},{y1:.1f} M{x1:.1f},{y0:.1f} L{x0:.1f},{y1:.1f}" '
+                    'stroke="#1f5fa8" stroke-width="4" stroke-linecap="round"/>'
+                )
+            elif mark == "O":
+                parts.append(
+                    f'<circle cx="{(x0 + x1) / 2:.1f}" cy="{(y0 + y1) / 2:.1f}" r="{(x1 - x0) / 2:.1f}" '
+                    'fill="none" stroke="#c0392b" stroke-width="4"/>'
+                )
+        parts.append("</svg>")
+        return "".join(parts)
+
+
+@dataclass(frozen=True)
+class TextPicture:
+    """A board of any game as its text; displays inline in Jupyter (``_repr_html_``)."""
+
+    text: str
+
+    def _repr_html_(self) -> str:
+        return f'<pre class="ttt-board-text">{html.escape(self.text)}</pre>'
+
+    def __str__(self) -> str:
+        return self.text
+
+
+def draw_board(board: Any, *, game: Any = None, highlight: tuple = ()) -> BoardPicture | TextPicture:
+    """Return a picture of `board` that displays inline in JupyterLab.
+
+    `board` is a 3x3 board as text (``"XO./.X./..O"``) or a CS50 list of lists, or, with
+    `game`, any state of that game (drawn as ``game.format(state)``). Raises InvalidBoardError
+    saying why for a board that is not one. `highlight` shades squares (a winning line, say).
+    """
+    if game is not None and getattr(game, "name", "") != "tictactoe":
+        return TextPicture(game.format(board))
+    from ttt.games.classic import parse_board
+
+    if isinstance(board, (list, tuple)):
+        from ttt.tictactoe import to_text
+
+        board = to_text(board)
+    return BoardPicture(parse_board(board), tuple(highlight))
+
+
+# --- trees -------------------------------------------------------------------------------------
+
+
+@dataclass
+class _Plan:
+    """Which nodes of a trace are drawn, and what the drawing leaves out."""
+
+    shown: list[int]  # node ids, in search order
+    more: dict[int, list[int]]  # shown node -> the descendants left out below it
+    hidden_by: dict[int, int]  # left-out node -> the shown node whose "… N more" stub stands for it
+    total: int
+
+
+def _plan(nodes: dict, *, max_depth: Optional[int], max_nodes: Optional[int]) -> _Plan:
+    """Return which nodes to draw: search order, at most `max_nodes`, no deeper than `max_depth`."""
+    shown: list[int] = []
+    keep: set[int] = set()
+    for i in sorted(nodes):
+        node = nodes[i]
+        if max_depth is not None and node.depth > max_depth:
+            continue
+        if max_nodes is not None and len(shown) >= max_nodes:
+            continue
+        if node.parent is not None and node.parent not in keep:
+            continue
+        shown.append(i)
+        keep.add(i)
+    more: dict[int, list[int]] = {}
+    hidden_by: dict[int, int] = {}
+    for i in sorted(nodes):
+        if i in keep:
+            continue
+        parent = nodes[i].parent
+        anchor = parent if parent in keep else hidden_by.get(parent)
+        if anchor is None:
+            continue
+        hidden_by[i] = anchor
+        more.setdefault(anchor, []).append(i)
+    return _Plan(shown, more, hidden_by, len(nodes))
+
+
+def _node_label(game: Any, node: Any, *, value: str, window: Optional[str]) -> str:
+    """Return a node's HTML-like label: MAX ▲ / MIN ▼ and its number, its board, value, window."""
+    head = f"{'▲' if node.maximizing else '▼'} {_side(node.maximizing)} {node.id}"
+    rows = [
+        f'<TR><TD><FONT POINT-SIZE="9">{head}</FONT></TD></TR>',
+        f"<TR><TD>{board_label(game, node.state, node.move)}</TD></TR>",
+        f'<TR><TD WIDTH="{SLOT_WIDTH}" HEIGHT="14" FIXEDSIZE="TRUE" ALIGN="LEFT">{value}</TD></TR>',
+    ]
+    if window is not None:
+        rows.append(f'<TR><TD WIDTH="{SLOT_WIDTH}" HEIGHT="13" FIXEDSIZE="TRUE" ALIGN="LEFT"><FONT POINT-SIZE="9">{window}</FONT></TD></TR>')
+    return '<<TABLE BORDER="0" CELLBORDER="0" CELLSPACING="0" CELLPADDING="1">' + "".join(rows) + "</TABLE>>"
+
+
+def _tree_digraph(
+    trace: Trace, *, max_depth: Optional[int], max_nodes: Optional[int], slots: bool
+) -> tuple[graphviz.Digraph, _Plan, dict]:
+    """Return (the Digraph, what it shows, the nodes); with `slots`, value lines are placeholders."""
+    game = trace.game
+    nodes = progress(trace.events)
+    plan = _plan(nodes, max_depth=max_depth, max_nodes=max_nodes)
+    windows = has_windows(trace)
+    pv = set(trace.principal_variation()) if not slots else set()
+    dot = graphviz.Digraph(name="search", comment=f"{trace.algorithm} search tree")
+    dot.attr("graph", rankdir="TB", nodesep="0.12", ranksep="0.3", fontname="Helvetica", fontsize="11")
+    dot.attr("node", shape="box", style="rounded,filled", fontname="Helvetica", fontsize="10", margin="0.04,0.02")
+    dot.attr("edge", fontname="Helvetica", fontsize="10", arrowsize="0.6")
+    if plan.total > len(plan.shown):
+        dot.attr("graph", label=f"showing {len(plan.shown)} of {plan.total} nodes", labelloc="t")
+    known = reports_values(trace)
+    for i in plan.shown:
+        node = nodes[i]
+        if slots:
+            value, window = f"@v{i}@", (f"@w{i}@" if windows else None)
+        else:
+            value = html.escape(_value_text(node, known=known))
+            window = _window_text(node) if windows else None
+        style = "rounded,filled,bold" if i in pv else "rounded,filled"
+        dot.node(
+            f"n{i}",
+            _node_label(game, node, value=value, window=window),
+            id=f"n{i}",
+            fillcolor=MAX_FILL if node.maximizing else MIN_FILL,
+            style=style,
+            penwidth="2.5" if i in pv else "1",
+            **{"class": "max" if node.maximizing else "min"},
+        )
+        if node.parent is not None:
+            bold = i in pv and node.parent in pv
+            dot.edge(
+                f"n{node.parent}",
+                f"n{i}",
+                label=html.escape(game.move_name(node.move)),
+                id=f"e{i}",
+                style="bold" if bold else "solid",
+                penwidth="2.5" if bold else "1",
+            )
+        if node.pruned:
+            skipped = _moves_text(game, node.pruned)
+            dot.node(
+                f"prunedstub{i}",
+                f"pruned: {skipped}",
+                id=f"prunedstub{i}",
+                shape="box",
+                style="rounded,dashed",
+                color=PRUNED,
+                fontcolor=PRUNED,
+                fontsize="9",
+                **{"class": "pruned"},
+            )
+            dot.edge(
+                f"n{i}",
+                f"prunedstub{i}",
+                id=f"pruned{i}",
+                style="dashed",
+                color=PRUNED,
+                **{"class": "pruned"},
+            )
+        if i in plan.more:
+            count = len(plan.more[i])
+            dot.node(f"more{i}", f"… {count} more", id=f"more{i}", shape="plaintext", style="", fontcolor="#555555",
+                     fontsize="9", **{"class": "more"})
+            dot.edge(f"n{i}", f"more{i}", id=f"emore{i}", color="#bbbbbb", arrowhead="none", **{"class": "more"})
+    return dot, plan, nodes
+
+
+def draw_tree(trace: Trace, *, max_depth: Optional[int] = None, max_nodes: Optional[int] = 300) -> graphviz.Digraph:
+    """Return the search tree of `trace` as a ``graphviz.Digraph`` (AIMA Fig. 5.2 / 5.5).
+
+    Each node shows MAX ▲ or MIN ▼ with its number (the order the search reached it), its
+    board, its value (a bound 'v ≥ 1' while the search was still under way), and for
+    alpha-beta its window α, β as the node was left. Edges carry the move; a cut-off is a
+    dashed grey edge (id ``pruned<node>``, class ``pruned``) to a stub naming the skipped
+    moves; the principal variation is bold. Nodes deeper than `max_depth`, or beyond the first
+    `max_nodes` in search order, are replaced by a "… N more" stub under their nearest drawn
+    ancestor, and the graph's title says how many nodes are shown. Node ids are ``n<node>``
+    and tree edges ``e<child>``, the same in the DOT and in the SVG ``dot`` makes of it.
+    """
+    dot, _, _ = _tree_digraph(trace, max_depth=max_depth, max_nodes=max_nodes, slots=False)
+    return dot
+
+
+def render_svg(dot: graphviz.Digraph) -> str:
+    """Return the ``<svg>`` element ``dot`` draws for `dot` (needs Graphviz's dot program).
+
+    Raises ``graphviz.ExecutableNotFound`` when dot is not installed.
+    """
+    svg = dot.pipe(format="svg", encoding="utf-8")
+    return svg[svg.index("<svg") :]
+
+
+# --- the step-by-step view ---------------------------------------------------------------------
+
+_SLOT = re.compile(r"(<text[^>]*>)@([vw])(\d+)@</text>")
+_uids = itertools.count(1)
+
+
+class TreeLayout:
+    """A trace's tree laid out once by ``dot``, drawn at any step by a stylesheet alone.
+
+    `svg` is the whole tree (every value and window a node ever shows is in it, each as its
+    own ``<text>``); `style(k)` returns the ``<style>`` block that makes it show the search
+    after its first `k` events: nodes, edges and cut-offs not reached yet hidden, the current
+    node outlined, each node's value and window as they stood, and the principal variation
+    bold once the search is over. So stepping sends a few kilobytes of CSS and never runs
+    ``dot`` again. Raises ``graphviz.ExecutableNotFound`` when dot is not installed.
+    """
+
+    def __init__(self, trace: Trace, *, max_nodes: Optional[int] = 500) -> None:
+        self.trace = trace
+        self.scope = f"ttt-tree-{next(_uids)}"
+        self.dot, self.plan, _ = _tree_digraph(trace, max_depth=None, max_nodes=max_nodes, slots=True)
+        self._shown = set(self.plan.shown)
+        self._known = reports_values(trace)
+        self._windows = has_windows(trace)
+        self._variants: dict[tuple[str, int], dict[str, int]] = {}  # (slot, node) -> text -> index
+        tracker = Progress()
+        for e in trace.events:
+            for i in tracker.apply(e):
+                if i in self._shown:
+                    self._texts(tracker.nodes[i], add=True)
+        self._cut = {e.node for e in trace.events if isinstance(e, Cutoff) and e.node in self._shown}
+        self._pv = [i for i in trace.principal_variation() if i in self._shown]
+        self.svg = f'<div class="{self.scope}">' + _SLOT.sub(self._slot, render_svg(self.dot)) + "</div>"
+
+    def _texts(self, node: NodeState, *, add: bool = False) -> list[tuple[str, int]]:
+        """Return the (slot, variant index) a node shows now; with `add`, register new texts."""
+        found = []
+        slots = [("v", _value_text(node, known=self._known))]
+        if self._windows:
+            slots.append(("w", _window_text(node)))
+        for slot, text in slots:
+            variants = self._variants.setdefault((slot, node.id), {})
+            if add and text not in variants:
+                variants[text] = len(variants)
+            found.append((slot, variants[text]))
+        return found
+
+    def _slot(self, match: re.Match) -> str:
+        opening, slot, node = match.group(1), match.group(2), int(match.group(3))
+        variants = self._variants.get((slot, node), {})
+        attributes = opening[len("<text") :]
+        return "".join(
+            f'<text id="{slot}{node}_{j}" class="slot"{attributes}{html.escape(text)}</text>' for text, j in variants.items()
+        )
+
+    def style(self, k: int) -> str:
+        """Return the ``<style>`` block that shows the search after its first `k` events."""
+        events = self.trace.events
+        k = max(0, min(k, len(events)))
+        nodes = progress(events[:k])
+        s = f".{self.scope}"
+        hide, show = [], []
+        for i in self.plan.shown:
+            if i not in nodes:
+                hide += [f"{s} #n{i}", f"{s} #e{i}"]
+            else:
+                show += [f"{s} #{slot}{i}_{j}" for slot, j in self._texts(nodes[i])]
+            if i in self._cut and not (i in nodes and nodes[i].pruned):
+                hide += [f"{s} #pruned{i}", f"{s} #prunedstub{i}"]
+        for anchor, below in self.plan.more.items():
+            if below[0] not in nodes:
+                hide += [f"{s} #more{anchor}", f"{s} #emore{anchor}"]
+        css = [f"{s} text.slot {{ display: none; }}"]
+        if show:
+            css.append(", ".join(show) + " { display: inline; }")
+        if hide:
+            css.append(", ".join(hide) + " { display: none; }")
+        current = events[k - 1].node if k else None
+        if current is not None and current not in self._shown:
+            current = self.plan.hidden_by.get(current)
+        if current is not None:
+            css.append(f"{s} #n{current} > path:first-of-type {{ stroke: {CURRENT}; stroke-width: 4px; }}")
+        if k == len(events) and self._pv:
+            bold = [f"{s} #e{i} path" for i in self._pv[1:]] + [f"{s} #n{i} > path:first-of-type" for i in self._pv[:1]]
+            css.append(", ".join(bold) + " { stroke-width: 2.5px; }")
+        return "<style>" + "\n".join(css) + "</style>"
+
+    def frame(self, k: int) -> str:
+        """Return the whole picture after `k` events as one HTML string (style and SVG)."""
+        return self.style(k) + self.svg
+
+
+def counts(trace: Trace, k: int) -> dict[str, int]:
+    """Return how far the search is after `k` events: nodes visited, cut-offs, moves pruned."""
+    events = trace.events[: max(0, k)]
+    return {
+        "nodes": sum(isinstance(e, Enter) for e in events),
+        "cutoffs": sum(isinstance(e, Cutoff) for e in events),
+        "pruned": sum(len(e.skipped) for e in events if isinstance(e, Cutoff)),
+    }
+
+
+def step_sentence(trace: Trace, k: int) -> str:
+    """Return one sentence saying what the `k`-th event (1-based) of the search did.
+
+    For example "MIN node 12: value 0 <= alpha 0, so its last 2 moves are pruned (7, 8)."
+    Step 0 is the moment before the search starts.
+    """
+    events = trace.events
+    if k <= 0 or not events:
+        return "Before the search: press Step to start at the root." if events else "No search was recorded."
+    k = min(k, len(events))
+    event = events[k - 1]
+    nodes = progress(events[:k])
+    game = trace.game
+    node = nodes[event.node]
+    name = f"{_side(node.maximizing)} node {node.id}"
+    windows = has_windows(trace)
+    if isinstance(event, Enter):
+        mover = game.to_move(node.state)
+        window = f", window α={number(event.alpha)}, β={number(event.beta)}" if windows else ""
+        if node.parent is None:
+            return f"Start at the root, {name} ({mover} to move{window})."
+        return f"Move {game.move_name(node.move)} from node {node.parent} leads to {name} ({mover} to move{window})."
+    if isinstance(event, Leaf):
+        if event.terminal:
+            won = game.winner(node.state)
+            outcome = f"{won} has won" if won else "it is a draw"
+            return f"{name}: the game is over, {outcome}, so its value is {number(event.value)}."
+        return f"{name} is at the depth limit: the heuristic estimates its value as {number(event.value)}."
+    if isinstance(event, Cutoff):
+        n = len(event.skipped)
+        which = f"its last move is pruned ({_moves_text(game, event.skipped)})" if n == 1 else (
+            f"its last {n} moves are pruned ({_moves_text(game, event.skipped)})"
+        )
+        if node.maximizing:
+            return f"{name}: value {number(event.value)} >= beta {number(event.beta)}, so {which}: MIN above will never allow it."
+        return f"{name}: value {number(event.value)} <= alpha {number(event.alpha)}, so {which}: MAX above already has better."
+    best = f", best move {game.move_name(event.move)}" if event.move is not None else ""
+    if node.parent is None:
+        return f"The root, {name}, is done: its value is {number(event.value)}{best}. The search is over."
+    parent = nodes[node.parent]
+    update = ""
+    if windows:
+        update = f"; node {parent.id} now has α={number(parent.alpha)}, β={number(parent.beta)}"
+    return f"{name} is done: value {number(event.value)}{best}. Back to {_side(parent.maximizing)} node {parent.id}{update}."
