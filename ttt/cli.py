@@ -214,12 +214,13 @@ def cmd_players(args: argparse.Namespace, stdout: TextIO = sys.stdout) -> int:
 TREE_FORMATS = (".svg", ".png", ".dot")
 
 
-def cmd_tree(args: argparse.Namespace, stdout: TextIO = sys.stdout) -> int:
+def cmd_tree(args: argparse.Namespace, stdout: Optional[TextIO] = None) -> int:
     """Draw the search tree from a position (``ttt.draw.draw_tree``) into -o's file, or DOT to stdout.
 
     The file's extension picks the format: .dot needs nothing more, .svg and .png need
     Graphviz's dot program.
     """
+    stdout = stdout or sys.stdout
     from pathlib import Path
 
     import graphviz

@@ -92,6 +92,16 @@ class Trace:
         """Return how many nodes the events enter."""
         return sum(isinstance(e, Enter) for e in self.events)
 
+    def _repr_mimebundle_(self, include=None, exclude=None) -> dict:
+        """Display inline in Jupyter as its drawn tree (``ttt.draw.draw_tree``, rendered by dot).
+
+        The drawing module is imported only when a trace is shown, as python-chess's boards
+        reach ``chess.svg``, so importing ``ttt.trace`` never loads graphviz.
+        """
+        from ttt.draw import draw_tree
+
+        return draw_tree(self)._repr_mimebundle_(include, exclude)
+
 
 def build_tree(events: list[Event]) -> dict[int, TraceNode]:
     """Return node id -> TraceNode for a list of events (any prefix of a search's events)."""
