@@ -1,0 +1,434 @@
+"""Autograde a class in parallel into nbgrader's standard gradebook, one writer only.
+
+Each unit of work is one student's submission of one lesson. Worker processes (``--jobs``)
+grade units with nbgrader's own ``Autograde`` converter (through ``NbGraderAPI``), each into a
+private copy of the gradebook and a private staging folder inside ``DIR/.ttt-grader/work/``,
+so they never write the course's files. The main process is the only writer: for every unit a
+worker finishes it copies the grades into ``DIR/gradebook.db`` with nbgrader's ``Gradebook``
+API, in one transaction, then moves the autograded notebook into ``DIR/autograded/`` and only
+then records the unit as done in ``DIR/.ttt-grader/graded/``. A run killed at any point loses
+at most the units in flight; the next run grades those again and skips the rest (unless the
+submission or the lesson changed, or ``force`` is given), so running it twice changes nothing.
+
+Broken submissions are graded rather than dropped: a notebook that is not valid JSON, or is
+missing, is replaced in the staging copy by the lesson's blank release notebook with a note at
+the top saying why, so its tests score zero and the feedback says what happened; a lone
+notebook under another name is graded under the lesson's name. What nbgrader or the kernel
+reports (restored test cells, duplicate cell ids, dead or hung kernels, truncated output,
+use of the reference solution) is collected into each unit's ``problems``.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import multiprocessing
+import os
+import re
+import shutil
+import sqlite3
+import sys
+import warnings
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from grader.nbconfig import STATE, grading_config
+
+BLANK_NOTE = "**Not graded as submitted.**"
+SERIOUS = {"KernelDied", "CellTimeoutError", "KernelNotRun", "MemoryError", "ReferenceSolutionError",
+           "SyntaxError", "IndentationError", "SystemExit", "RecursionError"}
+LOG_PROBLEMS = [  # nbgrader's warnings, and what they mean for the instructor
+    (r"Missing grade cell (\S+)", "test cell {0} was deleted; nbgrader restored it from the source"),
+    (r"Attribute '(cell_type|locked|points)' for cell (\S+) has changed", "cell {1}: its {0} was changed; nbgrader put it back"),
+    (r"Cell with id '(\S+)' exists multiple times", "cell id {0} appears more than once; the copies are graded as ordinary cells"),
+    (r"Cell '(\S+)' does not exist in the database", "cell {0} is not in the lesson; graded as an ordinary cell"),
+]
+
+
+@dataclass
+class Outcome:
+    """What became of one student's submission of one lesson."""
+
+    student: str
+    lesson: str
+    score: float | None = None
+    max_score: float | None = None
+    problems: list[str] = field(default_factory=list)
+    error: str = ""  # set when the unit could not be graded at all
+    skipped: bool = False  # graded by an earlier run, unchanged since
+
+
+# -- the course --------------------------------------------------------------------------------
+
+
+def coursedir_of(course: Path, config=None):
+    """Returns nbgrader's CourseDirectory for the course (its standard layout and gradebook)."""
+    from nbgrader.coursedir import CourseDirectory
+
+    return CourseDirectory(config=config if config is not None else grading_config(course))
+
+
+def lesson_notebooks(course: Path, coursedir=None) -> dict[str, list[str]]:
+    """Returns {lesson: [notebook names]} from the course's source folder."""
+    coursedir = coursedir or coursedir_of(course)
+    source = Path(coursedir.root) / coursedir.source_directory
+    return {d.name: sorted(p.stem for p in d.glob("*.ipynb"))
+            for d in sorted(source.iterdir()) if d.is_dir() and any(d.glob("*.ipynb"))} if source.is_dir() else {}
+
+
+def submitted_units(course: Path, coursedir=None) -> list[tuple[str, str]]:
+    """Returns the (student, lesson) pairs that have a submission folder, sorted."""
+    coursedir = coursedir or coursedir_of(course)
+    submitted = Path(coursedir.root) / coursedir.submitted_directory
+    lessons = lesson_notebooks(course, coursedir)
+    if not submitted.is_dir():
+        return []
+    return sorted((s.name, l.name) for s in submitted.iterdir() if s.is_dir()
+                  for l in s.iterdir() if l.is_dir() and l.name in lessons)
+
+
+def fingerprint(course: Path, student: str, lesson: str, coursedir=None) -> str:
+    """Returns a hash of a submission's files and of its lesson's source notebooks."""
+    coursedir = coursedir or coursedir_of(course)
+    digest = hashlib.sha256()
+    for folder in (coursedir.format_path(coursedir.submitted_directory, student, lesson),
+                   coursedir.format_path(coursedir.source_directory, ".", lesson)):
+        for path in sorted(Path(folder).rglob("*")):
+            if path.is_file() and ".ipynb_checkpoints" not in path.parts:
+                digest.update(str(path.relative_to(folder)).encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+def _marker(course: Path, student: str, lesson: str) -> Path:
+    return Path(course) / STATE / "graded" / student / f"{lesson}.json"
+
+
+# -- workers -----------------------------------------------------------------------------------
+
+_WORKER: dict = {}
+
+
+def _die_with_parent() -> None:
+    """Asks Linux to kill this process when its parent dies (a killed grader leaves no workers)."""
+    if sys.platform.startswith("linux"):
+        import ctypes
+        import signal
+
+        try:
+            ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+        except OSError:
+            pass
+
+
+def copy_database(source: Path, target: Path) -> None:
+    """Copies an sqlite database consistently (sqlite's backup API), even while it is in use."""
+    with sqlite3.connect(f"file:{source}?mode=ro", uri=True) as src, sqlite3.connect(target) as dst:
+        src.backup(dst)
+    src.close()
+    dst.close()
+
+
+def _init_worker(course: str, timeout: int | None, memory_mb: int | None) -> None:
+    """Sets up a worker: its staging folder, its own copy of the gradebook, nbgrader's API."""
+    from nbgrader.apps import NbGraderAPI
+
+    _die_with_parent()
+    warnings.filterwarnings("ignore", module="nbgrader")  # nbgrader's own SQLAlchemy warnings
+    course_path = Path(course)
+    work = course_path / STATE / "work" / str(os.getpid())
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir(parents=True)
+    config = grading_config(course_path, timeout=timeout, memory_mb=memory_mb)
+    master = coursedir_of(course_path, config)
+    copy_database(Path(master.db_url.removeprefix("sqlite:///")), work / "gradebook.db")
+    relative = work.relative_to(course_path)
+    config.CourseDirectory.submitted_directory = str(relative / "submitted")
+    config.CourseDirectory.autograded_directory = str(relative / "autograded")
+    config.CourseDirectory.db_url = f"sqlite:///{work / 'gradebook.db'}"
+    coursedir = coursedir_of(course_path, config)
+    _WORKER.update(course=course_path, master=master, coursedir=coursedir,
+                   api=NbGraderAPI(coursedir=coursedir, config=config))
+
+
+def _blank(path: Path, release: Path, why: str) -> None:
+    """Writes the lesson's blank release notebook at ``path``, with a note saying why."""
+    import nbformat
+
+    nb = nbformat.read(release, as_version=4)
+    nb.cells.insert(0, nbformat.v4.new_markdown_cell(
+        f"{BLANK_NOTE} {why}. The lesson's blank notebook was graded in its place, so its tests score zero."))
+    nbformat.write(nb, path)
+
+
+def stage(course: Path, student: str, lesson: str, *, into: Path, coursedir, blank_all: str = "") -> list[str]:
+    """Copies a submission to ``into`` and mends what nbgrader cannot read; returns the problems."""
+    import nbformat
+
+    shutil.rmtree(into, ignore_errors=True)
+    shutil.copytree(coursedir.format_path(coursedir.submitted_directory, student, lesson), into,
+                    ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
+    release = Path(coursedir.format_path(coursedir.release_directory, ".", lesson))
+    expected = lesson_notebooks(course, coursedir)[lesson]
+    extra = sorted(p for p in into.glob("*.ipynb") if p.stem not in expected)
+    problems = []
+    for name in expected:
+        path, blank = into / f"{name}.ipynb", blank_all
+        if not blank and not path.exists():
+            if len(expected) == 1 and len(extra) == 1:
+                problems.append(f"graded {extra[0].name} as {path.name}")
+                extra[0].rename(path)
+            else:
+                blank = f"No notebook named {path.name} was submitted"
+        if not blank:
+            try:
+                problems += _edited_cells(nbformat.read(path, as_version=4), release / f"{name}.ipynb")
+            except Exception as error:  # invalid JSON, not a notebook, unreadable
+                blank = f"{path.name} could not be read as a notebook ({type(error).__name__}: {str(error)[:200]})"
+        if blank:
+            problems.append(blank)
+            _blank(path, release / f"{name}.ipynb", blank)
+    return problems
+
+
+def _edited_cells(nb, release: Path) -> list[str]:
+    """Returns a problem for each locked cell of the release that the student changed."""
+    import nbformat
+
+    def locked(notebook):
+        return {c.metadata["nbgrader"]["grade_id"]: c.source for c in notebook.cells
+                if c.metadata.get("nbgrader", {}).get("locked") and "grade_id" in c.metadata["nbgrader"]}
+
+    given = locked(nb)
+    return [f"locked cell {grade_id} was edited; nbgrader restored it from the source"
+            for grade_id, source in locked(nbformat.read(release, as_version=4)).items()
+            if grade_id in given and given[grade_id] != source]
+
+
+def _notebook_problems(folder: Path) -> list[str]:
+    """Returns what went wrong while the autograded notebooks in ``folder`` ran."""
+    import nbformat
+
+    problems = []
+    for path in sorted(folder.glob("*.ipynb")):
+        nb = nbformat.read(path, as_version=4)
+        for index, cell in enumerate(nb.cells):
+            where = cell.metadata.get("nbgrader", {}).get("grade_id") or f"#{index}"
+            for output in cell.get("outputs", []):
+                if output.output_type == "error" and output.ename in SERIOUS:
+                    message = (output.evalue or "").strip().splitlines()[:1]
+                    problems.append(f"cell {where}: {output.ename}" + (f": {message[0][:160]}" if message else ""))
+                elif output.output_type == "stream" and "output truncated" in output.text.lower():
+                    problems.append(f"cell {where}: output truncated")
+    return list(dict.fromkeys(problems))
+
+
+def _log_problems(log: str) -> list[str]:
+    problems = []
+    for line in log.splitlines():
+        for pattern, text in LOG_PROBLEMS:
+            match = re.search(pattern, line)
+            if match:
+                problems.append(text.format(*(g.strip("'") for g in match.groups())))
+                break
+    return list(dict.fromkeys(problems))
+
+
+def _read_grades(db_url: str, lesson: str, student: str) -> dict:
+    """Returns a submission's autograder results from a gradebook, as plain data."""
+    from nbgrader.api import Gradebook
+
+    with Gradebook(db_url) as gb:
+        submission = gb.find_submission(lesson, student)
+        return {"timestamp": submission.timestamp.isoformat() if submission.timestamp else None,
+                "notebooks": {nb.name: {"penalty": nb.late_submission_penalty,
+                                        "grades": {g.name: g.auto_score for g in nb.grades},
+                                        "comments": {c.name: c.auto_comment for c in nb.comments}}
+                              for nb in submission.notebooks}}
+
+
+def grade_unit(student: str, lesson: str) -> dict:
+    """Grades one submission in this worker; returns its grades, problems and output folder."""
+    w = _WORKER
+    coursedir, api = w["coursedir"], w["api"]
+    staged = Path(coursedir.format_path(coursedir.submitted_directory, student, lesson))
+    out = Path(coursedir.format_path(coursedir.autograded_directory, student, lesson))
+    shutil.rmtree(out, ignore_errors=True)
+    problems = stage(w["course"], student, lesson, into=staged, coursedir=w["master"])
+    result = api.autograde(lesson, student, force=True, create=True)
+    if not result["success"]:
+        failure = (result.get("error") or result.get("log") or "unknown error").strip().splitlines()[-1][:200]
+        why = f"nbgrader could not grade the submission ({failure})"
+        problems = stage(w["course"], student, lesson, into=staged, coursedir=w["master"], blank_all=why)
+        shutil.rmtree(out, ignore_errors=True)
+        result = api.autograde(lesson, student, force=True, create=True)
+        if not result["success"]:
+            return {"student": student, "lesson": lesson, "error": why}
+    problems += _log_problems(result.get("log", "")) + _notebook_problems(out)
+    return {"student": student, "lesson": lesson, "problems": list(dict.fromkeys(problems)),
+            "grades": _read_grades(coursedir.db_url, lesson, student), "out": str(out)}
+
+
+# -- the one writer ----------------------------------------------------------------------------
+
+
+def record(db_url: str, student: str, lesson: str, data: dict) -> tuple[float, float]:
+    """Writes one submission's autograder results into the gradebook in one transaction, as
+    nbgrader's SaveAutoGrades would (a grade with a manual score still needs review);
+    returns its (score, max score)."""
+    from datetime import datetime
+
+    from nbgrader.api import Gradebook
+
+    with Gradebook(db_url) as gb:
+        gb.update_or_create_student(student)
+        stamp = {"timestamp": datetime.fromisoformat(data["timestamp"])} if data["timestamp"] else {}
+        submission = gb.update_or_create_submission(lesson, student, **stamp)
+        for nb in submission.notebooks:
+            found = data["notebooks"].get(nb.name, {"penalty": 0, "grades": {}, "comments": {}})
+            nb.late_submission_penalty = found["penalty"]
+            for grade in nb.grades:
+                grade.auto_score = found["grades"].get(grade.name, 0)
+                grade.needs_manual_grade = grade.manual_score is not None or grade.auto_score is None
+            for comment in nb.comments:
+                comment.auto_comment = found["comments"].get(comment.name)
+        gb.db.commit()
+        submission = gb.find_submission(lesson, student)
+        return submission.score, submission.max_score
+
+
+def commit(course: Path, coursedir, unit: dict) -> Outcome:
+    """Records a worker's result: gradebook first, then the notebook, then the done-marker."""
+    student, lesson = unit["student"], unit["lesson"]
+    if unit.get("error"):
+        return Outcome(student, lesson, error=unit["error"])
+    score, max_score = record(coursedir.db_url, student, lesson, unit["grades"])
+    dest = Path(coursedir.format_path(coursedir.autograded_directory, student, lesson))
+    shutil.rmtree(dest, ignore_errors=True)
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    os.rename(unit["out"], dest)
+    outcome = Outcome(student, lesson, score, max_score, unit["problems"])
+    marker = _marker(course, student, lesson)
+    marker.parent.mkdir(parents=True, exist_ok=True)
+    tmp = marker.with_suffix(".tmp")
+    tmp.write_text(json.dumps({"fingerprint": fingerprint(course, student, lesson, coursedir), **asdict(outcome)}))
+    os.replace(tmp, marker)
+    return outcome
+
+
+def _previous(course: Path, student: str, lesson: str, coursedir) -> Outcome | None:
+    """The outcome of an earlier run, if the submission and lesson are unchanged since."""
+    marker = _marker(course, student, lesson)
+    dest = Path(coursedir.format_path(coursedir.autograded_directory, student, lesson))
+    if not marker.exists() or not dest.is_dir():
+        return None
+    try:
+        saved = json.loads(marker.read_text())
+    except ValueError:
+        return None
+    if saved.pop("fingerprint", None) != fingerprint(course, student, lesson, coursedir):
+        return None
+    return Outcome(**{**saved, "skipped": True})
+
+
+class GradingBusy(RuntimeError):
+    """Another ``autograde`` is running on the same course."""
+
+
+def autograde(course: Path, *, jobs: int = 1, students: list[str] | None = None,
+              lessons: list[str] | None = None, force: bool = False, timeout: int | None = None,
+              memory_mb: int | None = None, progress: bool = True) -> list[Outcome]:
+    """Grades every submission of the course (or those of ``students`` / ``lessons``) with
+    ``jobs`` workers; returns one Outcome per (student, lesson), sorted."""
+    from tqdm import tqdm
+
+    from grader.execute import SafeExecute
+    from grader.kernel import use_kernelspecs, write_kernelspec
+
+    course = Path(course).resolve()
+    config = grading_config(course, timeout=timeout, memory_mb=memory_mb)
+    coursedir = coursedir_of(course, config)
+    if not lesson_notebooks(course, coursedir) or not Path(coursedir.db_url.removeprefix("sqlite:///")).exists():
+        raise FileNotFoundError(f"{course} has no released lessons: run `ttt-grader release` first")
+    state = course / STATE
+    state.mkdir(exist_ok=True)
+    lock = open(state / "lock", "w")
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        raise GradingBusy(f"another autograde is running on {course}") from None
+    try:
+        shutil.rmtree(state / "work", ignore_errors=True)
+        use_kernelspecs(write_kernelspec(state / "jupyter", memory_mb=SafeExecute(config=config).memory_mb))
+        units = [(s, l) for s, l in submitted_units(course, coursedir)
+                 if (not students or s in students) and (not lessons or l in lessons)]
+        outcomes, todo = [], []
+        for student, lesson in units:
+            before = None if force else _previous(course, student, lesson, coursedir)
+            (outcomes.append(before) if before else todo.append((student, lesson)))
+        if todo:
+            outcomes += _run(course, coursedir, todo, jobs=jobs, timeout=timeout, memory_mb=memory_mb, progress=progress)
+        shutil.rmtree(state / "work", ignore_errors=True)
+    finally:
+        lock.close()
+    return sorted(outcomes, key=lambda o: (o.student, o.lesson))
+
+
+def _run(course, coursedir, todo, *, jobs, timeout, memory_mb, progress) -> list[Outcome]:
+    from concurrent.futures.process import BrokenProcessPool
+
+    from tqdm import tqdm
+
+    method = "fork" if sys.platform.startswith("linux") else "spawn"
+    pool = ProcessPoolExecutor(max(1, min(jobs, len(todo))), mp_context=multiprocessing.get_context(method),
+                               initializer=_init_worker, initargs=(str(course), timeout, memory_mb))
+    outcomes = []
+    try:
+        futures = {pool.submit(grade_unit, s, l): (s, l) for s, l in todo}
+        bar = tqdm(as_completed(futures), total=len(futures), desc="autograde", unit="notebook",
+                   disable=not progress, file=sys.stderr)
+        for future in bar:
+            student, lesson = futures[future]
+            try:
+                outcome = commit(course, coursedir, future.result())
+            except BrokenProcessPool:
+                outcome = Outcome(student, lesson, error="a grading worker died; run autograde again")
+            except Exception as error:
+                outcome = Outcome(student, lesson, error=f"{type(error).__name__}: {error}")
+            bar.set_postfix_str(f"{student}/{lesson}", refresh=False)
+            outcomes.append(outcome)
+    except BaseException:
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    pool.shutdown(wait=True)
+    return outcomes
+
+
+def summary(outcomes: list[Outcome]) -> str:
+    """Returns a table (a row per student, a column per lesson) and the list of problems."""
+    students = sorted({o.student for o in outcomes})
+    lessons = sorted({o.lesson for o in outcomes})
+    cell = {(o.student, o.lesson): o for o in outcomes}
+
+    def show(o):
+        if o is None:
+            return "-"
+        if o.error:
+            return "ERROR"
+        return f"{o.score:g}/{o.max_score:g}" + ("*" if o.problems else "")
+
+    rows = [["student", *lessons]] + [[s, *(show(cell.get((s, l))) for l in lessons)] for s in students]
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    lines = ["  ".join(v.ljust(w) for v, w in zip(r, widths)).rstrip() for r in rows]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    graded = sum(1 for o in outcomes if not o.error)
+    fresh = sum(1 for o in outcomes if not o.error and not o.skipped)
+    lines.append(f"\n{graded} of {len(outcomes)} submissions graded ({fresh} now, {graded - fresh} unchanged since an earlier run).")
+    trouble = [o for o in outcomes if o.problems or o.error]
+    if trouble:
+        lines.append("\n* what went wrong where:")
+        for o in trouble:
+            for text in ([f"NOT GRADED: {o.error}"] if o.error else o.problems):
+                lines.append(f"  {o.student} / {o.lesson}: {text}")
+    return "\n".join(lines)

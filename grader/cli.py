@@ -1,0 +1,135 @@
+"""``ttt-grader``: grade a whole class with nbgrader, in parallel, safe against broken submissions.
+
+    ttt-grader release                 set the course up and generate the student notebooks
+    ttt-grader collect PATH            bring submissions into DIR/submitted/<student>/<lesson>/
+    ttt-grader autograde --jobs 2      grade everything submitted into DIR/gradebook.db
+    ttt-grader feedback                HTML feedback per student (hidden tests not shown)
+    ttt-grader export -o grades.csv    a row per student, a column per lesson
+    ttt-grader check tictactoe.py      grade a plain CS50-format file with the same checks
+
+Every command takes ``--course DIR`` (default ``./course``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+
+def _names(text: str | None) -> list[str] | None:
+    return [t for t in text.split(",") if t] if text else None
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="ttt-grader", description=__doc__.split("\n\n")[0])
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    def command(name, help_text):
+        sub = commands.add_parser(name, help=help_text, description=help_text)
+        sub.add_argument("--course", type=Path, default=Path("course"), metavar="DIR",
+                         help="the nbgrader course directory (default: ./course)")
+        return sub
+
+    sub = command("release", "set the course up from notebooks/ and generate the student versions in DIR/release/")
+    sub.add_argument("--lesson", help="only these lessons (comma-separated)")
+    sub.add_argument("--no-setup", action="store_true", help="use DIR/source as it is; do not copy the lessons")
+
+    sub = command("collect", "bring submissions (folders, notebooks, LMS zip files) into DIR/submitted/")
+    sub.add_argument("path", type=Path, help="a folder or a zip file of submissions")
+
+    sub = command("autograde", "grade every submission into DIR/gradebook.db, students in parallel")
+    sub.add_argument("--jobs", "-j", type=int, default=os.cpu_count() or 1, help="parallel workers (default: one per core)")
+    sub.add_argument("--student", help="only these students (comma-separated)")
+    sub.add_argument("--lesson", help="only these lessons (comma-separated)")
+    sub.add_argument("--force", action="store_true", help="grade again what an earlier run graded")
+    sub.add_argument("--timeout", type=int, help="seconds a cell may run (default: nbgrader's Execute.timeout)")
+    sub.add_argument("--memory", type=int, metavar="MB", help="memory cap per kernel (default 2048)")
+    sub.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
+
+    sub = command("feedback", "write nbgrader's HTML feedback for every graded submission")
+    sub.add_argument("--student", help="only these students (comma-separated)")
+    sub.add_argument("--lesson", help="only these lessons (comma-separated)")
+
+    sub = command("export", "write the grades as CSV: a row per student, a column per lesson")
+    sub.add_argument("-o", "--output", type=Path, default=Path("grades.csv"), help="the CSV file (default grades.csv)")
+    sub.add_argument("--detail", action="store_true", help="add a column per graded cell")
+
+    sub = command("check", "grade a plain CS50-format tictactoe.py with the lessons' checks")
+    sub.add_argument("file", type=Path, help="the student's tictactoe.py")
+    sub.add_argument("--json", action="store_true", help="print the results as JSON")
+    sub.add_argument("--timeout", type=float, default=60, help="seconds each check may take (default 60)")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Runs a ttt-grader command; returns the exit status (0 when everything went well)."""
+    args = _parser().parse_args(argv)
+    try:
+        return _COMMANDS[args.command](args)
+    except (FileNotFoundError, RuntimeError, ValueError) as error:
+        print(f"ttt-grader {args.command}: {error}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"\nttt-grader {args.command}: interrupted; what was recorded is kept, run it again to go on",
+              file=sys.stderr)
+        return 130
+
+
+def _release(args) -> int:
+    from grader.course_ops import release
+
+    lessons = release(args.course, lessons=_names(args.lesson), setup=not args.no_setup)
+    print(f"released {len(lessons)} lessons into {args.course / 'release'}: {', '.join(lessons)}")
+    return 0
+
+
+def _collect(args) -> int:
+    from grader.collect import collect
+
+    report = collect(args.path, args.course)
+    print(report.text())
+    return 0 if not report.unplaced else 1
+
+
+def _autograde(args) -> int:
+    from grader.autograde import autograde, summary
+
+    outcomes = autograde(args.course, jobs=args.jobs, students=_names(args.student), lessons=_names(args.lesson),
+                         force=args.force, timeout=args.timeout, memory_mb=args.memory, progress=not args.quiet)
+    if not outcomes:
+        print(f"nothing submitted in {args.course / 'submitted'} (run `ttt-grader collect PATH` first)")
+        return 1
+    print(summary(outcomes))
+    return 1 if any(o.error for o in outcomes) else 0
+
+
+def _feedback(args) -> int:
+    from grader.course_ops import feedback
+
+    written = feedback(args.course, students=_names(args.student), lessons=_names(args.lesson))
+    print(f"wrote {len(written)} feedback files under {args.course / 'feedback'}")
+    return 0
+
+
+def _export(args) -> int:
+    from grader.course_ops import export, max_scores
+
+    rows = export(args.course, args.output, detail=args.detail)
+    out_of = ", ".join(f"{lesson} {points:g}" for lesson, points in max_scores(args.course).items())
+    print(f"wrote {len(rows)} students to {args.output} (points available: {out_of})")
+    return 0
+
+
+def _check(args) -> int:
+    from grader.cs50file import check_file, report
+
+    results = check_file(args.file, timeout=args.timeout)
+    print(json.dumps([r.as_dict() for r in results], indent=1) if args.json else report(results))
+    return 0 if all(r.passed for r in results) else 1
+
+
+_COMMANDS = {"release": _release, "collect": _collect, "autograde": _autograde,
+             "feedback": _feedback, "export": _export, "check": _check}

@@ -1,0 +1,100 @@
+"""Release, feedback and export: nbgrader's own commands and gradebook, run over a whole course."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+from grader.autograde import coursedir_of, lesson_notebooks, submitted_units
+from grader.nbconfig import grading_config
+
+
+def _api(course: Path):
+    from nbgrader.apps import NbGraderAPI
+
+    config = grading_config(course)
+    return NbGraderAPI(coursedir=coursedir_of(course, config), config=config)
+
+
+def _checked(result: dict, what: str) -> None:
+    if not result["success"]:
+        detail = (result.get("error") or result.get("log") or "").strip()
+        raise RuntimeError(f"{what} failed:\n{detail}")
+
+
+def release(course: Path, *, lessons: list[str] | None = None, setup: bool = True) -> list[str]:
+    """Sets the course up from ``notebooks/`` (unless ``setup`` is False: use ``source/`` as it
+    is), then runs nbgrader's generate_assignment for every lesson; returns the lessons."""
+    course = Path(course).resolve()
+    if setup:
+        from grader.course import make_course
+
+        make_course(course, lessons=lessons)
+    api = _api(course)
+    names = [l for l in lesson_notebooks(course) if not lessons or l in lessons]
+    if not names:
+        raise FileNotFoundError(f"no lessons in {course / 'source'}")
+    for lesson in names:
+        _checked(api.generate_assignment(lesson, force=True, create=True), f"generate_assignment {lesson}")
+    return names
+
+
+def feedback(course: Path, *, students: list[str] | None = None, lessons: list[str] | None = None) -> list[Path]:
+    """Runs nbgrader's generate_feedback for every autograded submission (hidden tests and
+    their tracebacks left out); returns the HTML files written."""
+    course = Path(course).resolve()
+    api = _api(course)
+    coursedir = api.coursedir
+    written = []
+    for student, lesson in submitted_units(course, coursedir):
+        if (students and student not in students) or (lessons and lesson not in lessons):
+            continue
+        if not Path(coursedir.format_path(coursedir.autograded_directory, student, lesson)).is_dir():
+            continue
+        _checked(api.generate_feedback(lesson, student, force=True), f"feedback for {student}/{lesson}")
+        written += sorted(Path(coursedir.format_path(coursedir.feedback_directory, student, lesson)).glob("*.html"))
+    return written
+
+
+def export(course: Path, out: Path, *, detail: bool = False) -> list[dict]:
+    """Writes the gradebook as CSV: a row per student, a column per lesson (0 when nothing was
+    submitted) and the total; with ``detail``, a column per graded cell too. Returns the rows."""
+    from nbgrader.api import Gradebook, MissingEntry
+
+    course = Path(course).resolve()
+    coursedir = coursedir_of(course)
+    rows = []
+    with Gradebook(coursedir.db_url) as gb:
+        lessons = sorted(a.name for a in gb.assignments)
+        cells = {l: [(nb.name, c.name) for nb in gb.find_assignment(l).notebooks for c in nb.grade_cells]
+                 for l in lessons} if detail else {}
+        for student in sorted(s.id for s in gb.students):
+            row = {"student": student}
+            for lesson in lessons:
+                try:
+                    row[lesson] = round(gb.find_submission(lesson, student).score, 2)
+                except MissingEntry:
+                    row[lesson] = 0
+            row["total"] = round(sum(row[l] for l in lessons), 2)
+            for lesson, graded in cells.items():
+                for notebook, cell in graded:
+                    try:
+                        row[f"{lesson}:{cell}"] = round(gb.find_grade(cell, notebook, lesson, student).score, 2)
+                    except MissingEntry:
+                        row[f"{lesson}:{cell}"] = 0
+            rows.append(row)
+        header = ["student", *lessons, "total", *(f"{l}:{c}" for l, g in cells.items() for _, c in g)]
+    out = Path(out)
+    with out.open("w", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=header)
+        writer.writeheader()
+        writer.writerows(rows)
+    return rows
+
+
+def max_scores(course: Path) -> dict[str, float]:
+    """Returns {lesson: the most points it gives}."""
+    from nbgrader.api import Gradebook
+
+    with Gradebook(coursedir_of(Path(course).resolve()).db_url) as gb:
+        return {a.name: a.max_score for a in gb.assignments}

@@ -1,0 +1,205 @@
+"""``SafeExecute``: nbgrader's Execute preprocessor, hardened for hostile submissions.
+
+It runs a notebook in the grading kernel (``grader.kernel``, memory-capped) and adds what
+stock nbgrader lacks when a submission misbehaves:
+
+- a kernel that dies in a cell (``os._exit``, a crash, out of memory) or hangs past the cell
+  timeout without answering the interrupt is replaced by a fresh one; the cells that ran
+  before are run again, quietly, so only the cells that depend on the broken one lose marks.
+  The broken cell gets an error output that says what happened (a test cell with an error
+  scores zero). After ``restart_limit`` restarts the remaining cells get an error output
+  instead of running.
+- output is capped per cell while it streams in (``max_output_bytes``), so a cell that
+  prints without end cannot fill the grader's memory; nbgrader's LimitOutput trims further.
+- graded functions may not call the reference solution (``grader.guard``).
+- a spare kernel is started while a notebook runs, so the next notebook does not wait for one.
+"""
+
+from __future__ import annotations
+
+import ast
+import atexit
+import os
+import re
+
+from jupyter_client.manager import AsyncKernelManager
+from nbclient import NotebookClient
+from nbclient.exceptions import CellTimeoutError, DeadKernelError
+from nbclient.util import ensure_async, run_sync
+from nbformat import v4
+from nbgrader.api import Gradebook, MissingEntry
+from nbgrader.preprocessors import Execute
+from nbgrader.utils import is_grade
+from traitlets import Bool, Integer, List, Unicode
+
+from grader.kernel import DEFAULT_MEMORY_MB, KERNEL_NAME
+
+_SPARES: dict[str, AsyncKernelManager] = {}  # kernel name -> a started kernel nobody uses yet
+
+
+def error_output(ename: str, evalue: str):
+    """Returns an nbformat error output whose traceback is just ``ename: evalue``."""
+    return v4.new_output("error", ename=ename, evalue=evalue, traceback=[f"{ename}: {evalue}"])
+
+
+def defined_functions(source: str) -> set[str]:
+    """Returns the names of the top-level functions that a cell's source defines."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return set(re.findall(r"^def\s+(\w+)", source, flags=re.M))
+    return {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+
+
+def graded_names(db_url: str, notebook_id: str, assignment_id: str) -> set[str]:
+    """Returns the functions the students write in a notebook: those its solution cells define."""
+    try:
+        with Gradebook(db_url) as gb:
+            notebook = gb.find_notebook(notebook_id, assignment_id)
+            solutions = {cell.name for cell in notebook.solution_cells}
+            sources = [cell.source for cell in notebook.source_cells if cell.name in solutions]
+    except MissingEntry:
+        return set()
+    return set().union(*map(defined_functions, sources)) if sources else set()
+
+
+def _stop_spares() -> None:
+    for name in list(_SPARES):
+        km = _SPARES.pop(name)
+        try:
+            run_sync(km.shutdown_kernel)(now=True)
+        except Exception:
+            pass
+
+
+atexit.register(_stop_spares)
+
+
+class SafeExecute(Execute):
+    """nbgrader's Execute with kernel restarts, streaming output caps and the reference guard."""
+
+    kernel_name = Unicode(KERNEL_NAME, help="Kernel to grade in (default: the memory-capped grading kernel).").tag(config=True)
+    extra_arguments = List(["--HistoryManager.hist_file=:memory:"], help=Execute.extra_arguments.help).tag(config=True)
+    max_output_bytes = Integer(200_000, help="Most output kept per cell while it runs (bytes).").tag(config=True)
+    restart_limit = Integer(3, help="Kernel restarts allowed per notebook before giving up.").tag(config=True)
+    spare_kernel = Bool(True, help="Start the next notebook's kernel while this one runs.").tag(config=True)
+    memory_mb = Integer(DEFAULT_MEMORY_MB, help="Memory cap of the grading kernel (MB).").tag(config=True)
+    guard_reference = Bool(True, help="Refuse graded functions that call the reference solution.").tag(config=True)
+
+    def preprocess(self, nb, resources=None, km=None):
+        """Runs every code cell, recovering from dead or hung kernels; returns (nb, resources)."""
+        if km is None and self.spare_kernel:
+            km = self._take_spare()
+        NotebookClient.__init__(self, nb, km)
+        self.owns_km = True  # a spare kernel is ours to shut down, like one started here
+        self.reset_execution_trackers()
+        self._check_assign_resources(resources)
+        info = (resources or {}).get("nbgrader", {})
+        self._names = sorted(graded_names(info["db_url"], info["notebook"], info["assignment"])) \
+            if self.guard_reference and "db_url" in info else []
+        self._done: list[int] = []
+        self._restarts = 0
+        self._broken = ""
+        self._output_bytes: dict[int, int] = {}
+        with self.setup_kernel():
+            if self.spare_kernel:
+                self._start_spare()
+            reply = self.wait_for_reply(self.kc.kernel_info())
+            self.nb.metadata["language_info"] = reply["content"]["language_info"]
+            self._prepare_kernel()
+            for index, cell in enumerate(self.nb.cells):
+                self.preprocess_cell(cell, resources, index)
+        self.set_widgets_metadata()
+        return self.nb, self.resources
+
+    def preprocess_cell(self, cell, resources, index):
+        """Runs one cell; a kernel that dies or hangs in it is replaced. Returns (cell, resources)."""
+        if cell.cell_type != "code" or not cell.source.strip():
+            return cell, resources
+        if self._broken:
+            cell.outputs = [error_output("KernelNotRun", self._broken)]
+            return cell, resources
+        if is_grade(cell) and self._names:
+            self._quietly(f"import grader.guard as _g; _g.audit(globals(), {self._names!r}); del _g")
+        self._output_bytes[index] = 0
+        try:
+            cell = self.execute_cell(cell, index, store_history=True)
+        except DeadKernelError:
+            cell.outputs.append(error_output(
+                "KernelDied", "the kernel stopped while running this cell (os._exit, a crash, "
+                "or it ran out of memory); a fresh kernel ran the cells above again for the rest."))
+            self._recover("the kernel died again")
+        except CellTimeoutError:
+            cell.outputs.append(error_output(
+                "CellTimeoutError", f"this cell ran longer than {self.timeout} s and did not stop "
+                "when interrupted; a fresh kernel ran the cells above again for the rest."))
+            self._recover("the kernel hung again")
+        else:
+            if not any(o.get("ename") == "CellTimeoutError" for o in cell.outputs if o.output_type == "error"):
+                self._done.append(index)
+        return cell, resources
+
+    def output(self, outs, msg, display_id, cell_index):
+        """Appends an output unless the cell has already printed more than max_output_bytes."""
+        if msg["msg_type"] in ("stream", "display_data", "execute_result") and self.max_output_bytes >= 0:
+            content = msg["content"]
+            size = len(content.get("text", "")) + sum(len(str(v)) for v in content.get("data", {}).values())
+            used = self._output_bytes.get(cell_index, 0)
+            self._output_bytes[cell_index] = used + size
+            if used + size > self.max_output_bytes:
+                if used <= self.max_output_bytes:
+                    outs.append(v4.new_output("stream", name="stdout", text=(
+                        f"\n... output truncated by the grader: more than {self.max_output_bytes} bytes ...\n")))
+                return None
+        return super().output(outs, msg, display_id, cell_index)
+
+    # -- kernels ---------------------------------------------------------------------------
+
+    async def _async_quietly(self, code: str):
+        msg_id = await ensure_async(self.kc.execute(code, silent=True, store_history=False, allow_stdin=False))
+        return await self.async_wait_for_reply(msg_id)
+
+    _quietly = run_sync(_async_quietly)
+
+    def _prepare_kernel(self) -> None:
+        path = (self.resources or {}).get("metadata", {}).get("path")
+        lines = [f"import os as _os; _os.chdir({os.path.abspath(path)!r}); del _os"] if path else []
+        if self._names:
+            lines.append(f"import grader.guard as _g; _g.install({self._names!r}); del _g")
+        if lines:
+            self._quietly("\n".join(lines))
+
+    def _recover(self, why: str) -> None:
+        """Replaces the kernel and quietly runs again the cells that ran well before."""
+        self._restarts += 1
+        if self._restarts > self.restart_limit:
+            self._broken = f"not run: {why} after {self.restart_limit} restarts"
+            return
+        self._cleanup_kernel()
+        self.km = self.create_kernel_manager()
+        self.start_new_kernel()
+        self.start_new_kernel_client()
+        try:
+            self._prepare_kernel()
+            for index in self._done:
+                if self._quietly(self.nb.cells[index].source) is None:
+                    raise CellTimeoutError(f"cell {index} timed out again")
+        except (DeadKernelError, CellTimeoutError):
+            self._broken = f"not run: {why} while the cells above were run again"
+
+    def _take_spare(self):
+        km = _SPARES.pop(self.kernel_name, None)
+        if km is not None and run_sync(km.is_alive)():
+            return km
+        return None
+
+    def _start_spare(self) -> None:
+        if self.kernel_name in _SPARES:
+            return
+        km = self.kernel_manager_class(kernel_name=self.kernel_name, config=self.config)
+        try:
+            run_sync(km.start_kernel)(extra_arguments=list(self.extra_arguments))
+        except Exception as error:  # no spare: the next notebook starts its own kernel
+            self.log.warning("Could not start a spare kernel: %s", error)
+            return
+        _SPARES[self.kernel_name] = km

@@ -1,0 +1,60 @@
+"""The course's nbgrader configuration, with the grading settings ``ttt-grader`` relies on.
+
+Precedence, lowest first: the defaults here, the course's ``nbgrader_config.py``, then the
+command line. Everything goes through nbgrader's own config system, so ``Execute.timeout`` or
+``LimitOutput.max_lines`` set in ``nbgrader_config.py`` apply to ``ttt-grader`` as well.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+from traitlets.config import Config
+from traitlets.config.loader import PyFileConfigLoader
+
+STATE = ".ttt-grader"  # the grader's own files inside the course directory
+
+
+def course_config(course: Path) -> Config:
+    """Returns the course's ``nbgrader_config.py`` as a Config (empty if there is none)."""
+    path = Path(course) / "nbgrader_config.py"
+    if not path.exists():
+        return Config()
+    return PyFileConfigLoader(path.name, path=str(path.parent)).load_config()
+
+
+def _tools_on_path() -> None:
+    """Puts this Python's scripts folder on PATH: nbgrader runs ``alembic`` from there when it
+    creates a gradebook, and a virtualenv's tools are not on PATH unless it is activated."""
+    scripts = os.path.dirname(sys.executable)
+    if scripts not in os.environ.get("PATH", "").split(os.pathsep):
+        os.environ["PATH"] = os.pathsep.join([scripts, os.environ.get("PATH", "")])
+
+
+def grading_config(course: Path, *, timeout: int | None = None, memory_mb: int | None = None) -> Config:
+    """Returns the nbgrader Config to grade ``course`` with: safe execution, restored test
+    cells, hidden tests and their tracebacks left out of feedback."""
+    from nbconvert.preprocessors import ClearMetadataPreprocessor, CSSHTMLHeaderPreprocessor
+    from nbgrader.preprocessors import (AssignLatePenalties, CheckCellMetadata, ClearHiddenTests,
+                                        GetGrades, IgnorePattern, LimitOutput, SaveAutoGrades)
+
+    from grader.execute import SafeExecute
+    from grader.feedback import HideTestCode
+
+    _tools_on_path()
+    course = Path(course).resolve()
+    config = Config()
+    config.Autograde.autograde_preprocessors = [
+        SafeExecute, IgnorePattern, ClearMetadataPreprocessor, LimitOutput, SaveAutoGrades,
+        AssignLatePenalties, CheckCellMetadata]
+    config.OverwriteCells.add_missing_cells = True
+    config.GenerateFeedback.preprocessors = [GetGrades, ClearHiddenTests, HideTestCode, CSSHTMLHeaderPreprocessor]
+    config.merge(course_config(course))
+    if timeout is not None:
+        config.Execute.timeout = int(timeout)
+    if memory_mb is not None:
+        config.SafeExecute.memory_mb = int(memory_mb)
+    config.CourseDirectory.root = str(course)
+    return config
