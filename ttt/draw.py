@@ -506,9 +506,10 @@ class TreeLayout:
         nodes = progress(events[:k])
         s = f".{self.scope}"
         hide, show = [], []
+        root = self.plan.shown[0] if self.plan.shown else None
         for i in self.plan.shown:
             if i not in nodes:
-                hide += [f"{s} #n{i}", f"{s} #e{i}"]
+                hide += [f"{s} #n{i}", f"{s} #e{i}"] if i != root else [f"{s} #n{i}"]
             else:
                 show += [f"{s} #{slot}{i}_{j}" for slot, j in self._texts(nodes[i])]
             if i in self._cut and not (i in nodes and nodes[i].pruned):
