@@ -11,7 +11,8 @@ handler shows its errors in the widget's status line. Stable CSS classes for pag
 ``ttt-tree`` (the drawn tree; cut-off edges carry the class ``pruned``).
 """
 
+from ttt.widgets.bigboard import BigBoard
 from ttt.widgets.board import PlayableBoard
 from ttt.widgets.explorer import SearchExplorer
 
-__all__ = ["PlayableBoard", "SearchExplorer"]
+__all__ = ["BigBoard", "PlayableBoard", "SearchExplorer"]
