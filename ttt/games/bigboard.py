@@ -142,7 +142,7 @@ def parse_squares(text: str) -> Squares:
     chars = [c for c in text if c not in _SEPARATORS]
     for c in chars:
         if c == "0":
-            raise InvalidBoardError(f"'0' is a zero; write the letter O for O's squares")
+            raise InvalidBoardError("'0' is a zero; write the letter O for O's squares")
         if c.upper() not in "XO" and c not in _EMPTY_SPELLINGS:
             raise InvalidBoardError(f"{c!r} is not a square; use X, O and . (or _) for empty")
     if len(chars) != 81:

@@ -29,6 +29,7 @@ from ttt.games.bigboard import (
     to_move,
     winning_cells,
 )
+from ttt.games.classic import LINES
 
 INSTRUCTIONS = f"""\
 Nine-board tic-tac-toe (seed 003): nine small boards. The cell you play in sends your opponent
@@ -65,7 +66,7 @@ _POISON = 4  # each free square the opponent may not take (it sends you to your 
 def small_lines(small: Small) -> int:
     """Return X's open-line score minus O's on one small board (1 for one mark, 6 for two)."""
     score = 0
-    for a, b, c in ((0, 1, 2), (3, 4, 5), (6, 7, 8), (0, 3, 6), (1, 4, 7), (2, 5, 8), (0, 4, 8), (2, 4, 6)):
+    for a, b, c in LINES:
         line = small[a] + small[b] + small[c]
         xs, os = line.count("X"), line.count("O")
         if not os:
