@@ -248,6 +248,14 @@ def _read_grades(db_url: str, lesson: str, student: str) -> dict:
                               for nb in submission.notebooks}}
 
 
+def _failure(result: dict) -> str:
+    """Returns the last exception nbgrader logged, as one line."""
+    text = (result.get("log") or "") + "\n" + (result.get("error") or "")
+    found = [m.group(0).strip() for m in re.finditer(r"^\s*[\w.]*(Error|Exception|Exit)\b:?.*$", text, re.M)
+             if "NbGraderException" not in m.group(0)]
+    return (found[-1] if found else "unknown error")[:200]
+
+
 def grade_unit(student: str, lesson: str) -> dict:
     """Grades one submission in this worker; returns its grades, problems and output folder."""
     w = _WORKER
@@ -258,7 +266,7 @@ def grade_unit(student: str, lesson: str) -> dict:
     problems = stage(w["course"], student, lesson, into=staged, coursedir=w["master"])
     result = api.autograde(lesson, student, force=True, create=True)
     if not result["success"]:
-        failure = (result.get("error") or result.get("log") or "unknown error").strip().splitlines()[-1][:200]
+        failure = _failure(result)
         why = f"nbgrader could not grade the submission ({failure})"
         problems = stage(w["course"], student, lesson, into=staged, coursedir=w["master"], blank_all=why)
         shutil.rmtree(out, ignore_errors=True)
@@ -355,8 +363,8 @@ def autograde(course: Path, *, jobs: int = 1, students: list[str] | None = None,
     state.mkdir(exist_ok=True)
     lock = open(state / "lock", "w")
     try:
-        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
+        fcntl.lockf(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)  # a POSIX lock: workers do not inherit it
+    except OSError:
         raise GradingBusy(f"another autograde is running on {course}") from None
     try:
         shutil.rmtree(state / "work", ignore_errors=True)

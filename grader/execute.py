@@ -11,25 +11,20 @@ stock nbgrader lacks when a submission misbehaves:
   instead of running.
 - output is capped per cell while it streams in (``max_output_bytes``), so a cell that
   prints without end cannot fill the grader's memory; nbgrader's LimitOutput trims further.
-- graded functions may not call the reference solution (``grader.guard``).
 - a spare kernel is started while a notebook runs, so the next notebook does not wait for one.
 """
 
 from __future__ import annotations
 
-import ast
 import atexit
 import os
-import re
 
 from jupyter_client.manager import AsyncKernelManager
 from nbclient import NotebookClient
 from nbclient.exceptions import CellTimeoutError, DeadKernelError
 from nbclient.util import ensure_async, run_sync
 from nbformat import v4
-from nbgrader.api import Gradebook, MissingEntry
 from nbgrader.preprocessors import Execute
-from nbgrader.utils import is_grade
 from traitlets import Bool, Integer, List, Unicode
 
 from grader.kernel import DEFAULT_MEMORY_MB, KERNEL_NAME
@@ -41,26 +36,6 @@ def error_output(ename: str, evalue: str):
     """Returns an nbformat error output whose traceback is just ``ename: evalue``."""
     return v4.new_output("error", ename=ename, evalue=evalue, traceback=[f"{ename}: {evalue}"])
 
-
-def defined_functions(source: str) -> set[str]:
-    """Returns the names of the top-level functions that a cell's source defines."""
-    try:
-        tree = ast.parse(source)
-    except SyntaxError:
-        return set(re.findall(r"^def\s+(\w+)", source, flags=re.M))
-    return {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
-
-
-def graded_names(db_url: str, notebook_id: str, assignment_id: str) -> set[str]:
-    """Returns the functions the students write in a notebook: those its solution cells define."""
-    try:
-        with Gradebook(db_url) as gb:
-            notebook = gb.find_notebook(notebook_id, assignment_id)
-            solutions = {cell.name for cell in notebook.solution_cells}
-            sources = [cell.source for cell in notebook.source_cells if cell.name in solutions]
-    except MissingEntry:
-        return set()
-    return set().union(*map(defined_functions, sources)) if sources else set()
 
 
 def _stop_spares() -> None:
@@ -84,7 +59,6 @@ class SafeExecute(Execute):
     restart_limit = Integer(3, help="Kernel restarts allowed per notebook before giving up.").tag(config=True)
     spare_kernel = Bool(True, help="Start the next notebook's kernel while this one runs.").tag(config=True)
     memory_mb = Integer(DEFAULT_MEMORY_MB, help="Memory cap of the grading kernel (MB).").tag(config=True)
-    guard_reference = Bool(True, help="Refuse graded functions that call the reference solution.").tag(config=True)
 
     def preprocess(self, nb, resources=None, km=None):
         """Runs every code cell, recovering from dead or hung kernels; returns (nb, resources)."""
@@ -94,9 +68,6 @@ class SafeExecute(Execute):
         self.owns_km = True  # a spare kernel is ours to shut down, like one started here
         self.reset_execution_trackers()
         self._check_assign_resources(resources)
-        info = (resources or {}).get("nbgrader", {})
-        self._names = sorted(graded_names(info["db_url"], info["notebook"], info["assignment"])) \
-            if self.guard_reference and "db_url" in info else []
         self._done: list[int] = []
         self._restarts = 0
         self._broken = ""
@@ -119,8 +90,6 @@ class SafeExecute(Execute):
         if self._broken:
             cell.outputs = [error_output("KernelNotRun", self._broken)]
             return cell, resources
-        if is_grade(cell) and self._names:
-            self._quietly(f"import grader.guard as _g; _g.audit(globals(), {self._names!r}); del _g")
         self._output_bytes[index] = 0
         try:
             cell = self.execute_cell(cell, index, store_history=True)
@@ -163,11 +132,8 @@ class SafeExecute(Execute):
 
     def _prepare_kernel(self) -> None:
         path = (self.resources or {}).get("metadata", {}).get("path")
-        lines = [f"import os as _os; _os.chdir({os.path.abspath(path)!r}); del _os"] if path else []
-        if self._names:
-            lines.append(f"import grader.guard as _g; _g.install({self._names!r}); del _g")
-        if lines:
-            self._quietly("\n".join(lines))
+        if path:  # a spare kernel started elsewhere: run in the notebook's folder, as nbclient would
+            self._quietly(f"import os as _os; _os.chdir({os.path.abspath(path)!r}); del _os")
 
     def _recover(self, why: str) -> None:
         """Replaces the kernel and quietly runs again the cells that ran well before."""

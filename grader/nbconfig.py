@@ -37,15 +37,18 @@ def grading_config(course: Path, *, timeout: int | None = None, memory_mb: int |
     """Returns the nbgrader Config to grade ``course`` with: safe execution, restored test
     cells, hidden tests and their tracebacks left out of feedback."""
     from nbconvert.preprocessors import ClearMetadataPreprocessor, CSSHTMLHeaderPreprocessor
-    from nbgrader.preprocessors import (AssignLatePenalties, CheckCellMetadata, ClearHiddenTests,
-                                        GetGrades, IgnorePattern, LimitOutput, SaveAutoGrades)
+    from nbgrader.preprocessors import (AssignLatePenalties, CheckCellMetadata, ClearHiddenTests, ClearOutput,
+                                        DeduplicateIds, GetGrades, IgnorePattern, LimitOutput,
+                                        OverwriteCells, OverwriteKernelspec, SaveAutoGrades)
 
     from grader.execute import SafeExecute
-    from grader.feedback import HideTestCode
+    from grader.preprocessors import ForgetDuplicateIds, HideTestCode
 
     _tools_on_path()
     course = Path(course).resolve()
     config = Config()
+    config.Autograde.sanitize_preprocessors = [
+        ClearOutput, DeduplicateIds, ForgetDuplicateIds, OverwriteKernelspec, OverwriteCells, CheckCellMetadata]
     config.Autograde.autograde_preprocessors = [
         SafeExecute, IgnorePattern, ClearMetadataPreprocessor, LimitOutput, SaveAutoGrades,
         AssignLatePenalties, CheckCellMetadata]
