@@ -22,7 +22,7 @@ its nine characters, cached with ``lru_cache``: there are only 3**9 such strings
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import NamedTuple, Optional
+from typing import Callable, NamedTuple, Optional, Sequence
 
 from ttt.errors import InvalidActionError, InvalidBoardError
 from ttt.games.classic import LINES
@@ -220,6 +220,30 @@ def check_move_shape(move: object) -> None:
 
 BOARD_NUMBERS = "boards and cells are both numbered 0-8 row by row:\n0 1 2\n3 4 5\n6 7 8"
 MOVE_PROMPT = "Your move (board cell, e.g. 4 7): "
+
+
+CELL_RANK = (1, 3, 1, 3, 0, 3, 1, 3, 1)  # quiet moves: the centre, then corners, then edges
+
+
+def order_by(state: BigState, moves: Sequence[Move], rank: Callable[..., int]) -> list[Move]:
+    """Return `moves` sorted by ``rank(move, small, target, mover, them)``, lowest first (stable).
+
+    `small` is the board played on before the move, `target` the board the move sends the
+    opponent to, as it is after the move; `mover` plays the move and `them` replies.
+    """
+    squares = state.squares
+    mover = "X" if squares.count(".") & 1 else "O"
+    them = "O" if mover == "X" else "X"
+
+    def key(move: Move) -> int:
+        b, c = move
+        small = squares[9 * b : 9 * b + 9]
+        target = squares[9 * c : 9 * c + 9]
+        if c == b:
+            target = target[:c] + mover + target[c + 1 :]
+        return rank(move, small, target, mover, them)
+
+    return sorted(moves, key=key)
 
 
 @lru_cache(maxsize=None)

@@ -16,6 +16,7 @@ from ttt.errors import InvalidBoardError
 from ttt.games.bigboard import (
     BOARD_NUMBERS,
     BOARD_SLICES,
+    CELL_RANK,
     WIN_VALUE,
     BigBoardGame,
     BigState,
@@ -24,6 +25,7 @@ from ttt.games.bigboard import (
     Small,
     Squares,
     free_cells,
+    order_by,
     seed003_evaluate,
     small_winner,
     to_move,
@@ -120,40 +122,22 @@ def evaluate(state: BigState) -> float:
 
 # --- move ordering ------------------------------------------------------------------------------
 
-_PREFERENCE = (1, 3, 1, 3, 0, 3, 1, 3, 1)  # centre, then corners, then edges (ranks by cell)
-
-
 def order_moves(state: BigState, moves: Sequence[Move]) -> list[Move]:
     """Return `moves` most promising first: wins, then blocks, then quiet moves (centre, corners,
     edges), and last the moves that send the opponent to a board where the opponent wins."""
     squares = state.squares
-    mover = "X" if squares.count(".") & 1 else "O"
-    them = "O" if mover == "X" else "X"
-    ranked = []
-    for move in moves:
+
+    def rank(move: Move, small: Small, target: Small, mover: Player, them: Player) -> int:
         b, c = move
-        small = squares[9 * b : 9 * b + 9]
         if c in winning_cells(small, mover):
-            rank = 0
-        else:
-            target = squares[9 * c : 9 * c + 9]
-            if c == b:
-                target = target[:c] + mover + target[c + 1 :]
-            if "." not in target:
-                rank = 8 if any(winning_cells(squares[s], them) for s in BOARD_SLICES) else 4 + _PREFERENCE[c]
-            elif winning_cells(target, them):
-                rank = 9
-            elif c in winning_cells(small, them):
-                rank = 1
-            else:
-                rank = 2 + _PREFERENCE[c]
-        ranked.append((rank, move))
-    ranked.sort(key=_first)
-    return [m for _, m in ranked]
+            return 0
+        if "." not in target:  # the opponent may play anywhere
+            return 8 if any(winning_cells(squares[s], them) for s in BOARD_SLICES) else 4 + CELL_RANK[c]
+        if winning_cells(target, them):
+            return 9
+        return 1 if c in winning_cells(small, them) else 2 + CELL_RANK[c]
 
-
-def _first(pair: tuple) -> int:
-    return pair[0]
+    return order_by(state, moves, rank)
 
 
 class NineBoard(BigBoardGame):

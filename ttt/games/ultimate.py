@@ -18,6 +18,7 @@ from ttt.errors import InvalidBoardError
 from ttt.games.bigboard import (
     BOARD_NUMBERS,
     BOARD_SLICES,
+    CELL_RANK,
     WIN_VALUE,
     BigBoardGame,
     BigState,
@@ -25,6 +26,7 @@ from ttt.games.bigboard import (
     Player,
     Small,
     Squares,
+    order_by,
     seed003_evaluate,
     to_move,
     winning_cells,
@@ -143,42 +145,23 @@ def evaluate(state: BigState) -> float:
 
 # --- move ordering ------------------------------------------------------------------------------
 
-_PREFERENCE = (1, 3, 1, 3, 0, 3, 1, 3, 1)  # centre, then corners, then edges (ranks by cell)
-
-
 def order_moves(state: BigState, moves: Sequence[Move]) -> list[Move]:
     """Return `moves` most promising first: wins of the game, wins of a board, blocks, quiet
     moves (centre, corners, edges), then moves that give the opponent a free choice of board,
     and last those that send the opponent to a board the opponent can win at once."""
-    squares = state.squares
-    mover = "X" if squares.count(".") & 1 else "O"
-    them = "O" if mover == "X" else "X"
-    big = big_board(squares)
-    ranked = []
-    for move in moves:
+    big = big_board(state.squares)
+
+    def rank(move: Move, small: Small, target: Small, mover: Player, them: Player) -> int:
         b, c = move
-        small = squares[9 * b : 9 * b + 9]
         if c in winning_cells(small, mover):
-            rank = 0 if big_winner(big[:b] + mover + big[b + 1 :]) == mover else 1
-        else:
-            target = squares[9 * c : 9 * c + 9]
-            if c == b:
-                target = target[:c] + mover + target[c + 1 :]
-            if small_status(target) != ".":
-                rank = 7
-            elif winning_cells(target, them):
-                rank = 8
-            elif c in winning_cells(small, them):
-                rank = 2
-            else:
-                rank = 3 + _PREFERENCE[c]
-        ranked.append((rank, move))
-    ranked.sort(key=_first)
-    return [m for _, m in ranked]
+            return 0 if big_winner(big[:b] + mover + big[b + 1 :]) == mover else 1
+        if small_status(target) != ".":  # the opponent may play on any open board
+            return 7
+        if winning_cells(target, them):
+            return 8
+        return 2 if c in winning_cells(small, them) else 3 + CELL_RANK[c]
 
-
-def _first(pair: tuple) -> int:
-    return pair[0]
+    return order_by(state, moves, rank)
 
 
 class Ultimate(BigBoardGame):
