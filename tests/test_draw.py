@@ -267,6 +267,20 @@ def test_layout_once_restyle_per_step_shows_every_value_a_node_takes():
     assert shown == {i: f"v = {n.value:g}" for i, n in trace.nodes.items()}
 
 
+@pytest.mark.dot
+def test_layout_follows_the_current_node_and_zooms():
+    trace = record(GAME, parse_board("XO./XO./..."), algorithm="alphabeta")
+    layout = TreeLayout(trace)
+    anchors = re.findall(r'<div id="at(\d+)" style="position:absolute; left:(\d+)px; top:(\d+)px;', layout.svg)
+    assert sorted(int(i) for i, _, _ in anchors) == sorted(trace.nodes)
+    top = {int(i): int(y) for i, _, y in anchors}
+    assert all(top[n.parent] < top[i] for i, n in trace.nodes.items() if n.parent is not None)  # drawn top-down
+    current = trace.events[9].node
+    assert f"#at{current} {{ scroll-snap-align: center; }}" in layout.style(10)
+    assert "scroll-snap" not in layout.style(10, follow=False)
+    assert "zoom: 0.5;" in layout.style(10, zoom=0.5) and "zoom" not in layout.style(10)
+
+
 # --- ttt tree ----------------------------------------------------------------------------------
 
 

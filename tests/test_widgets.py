@@ -234,6 +234,10 @@ def test_slider_and_play_move_to_the_same_picture_as_stepping():
     assert explorer.slider.value == 9 and explorer.tree_style.value == stepped
     explorer.speed.value = 100
     assert explorer.play.interval == 100
+    assert "scroll-snap-align" in explorer.tree_style.value
+    explorer.follow.value = False
+    explorer.zoom.value = 50
+    assert "scroll-snap" not in explorer.tree_style.value and "zoom: 0.5;" in explorer.tree_style.value
 
 
 @pytest.mark.dot

@@ -476,7 +476,11 @@ class TreeLayout:
                     self._texts(tracker.nodes[i], add=True)
         self._cut = {e.node for e in trace.events if isinstance(e, Cutoff) and e.node in self._shown}
         self._pv = [i for i in trace.principal_variation() if i in self._shown]
-        self.svg = f'<div class="{self.scope}">' + _SLOT.sub(self._slot, render_svg(self.dot)) + "</div>"
+        svg = _SLOT.sub(self._slot, render_svg(self.dot))
+        self.svg = (
+            f'<div class="{self.scope}" style="overflow:auto; max-height:600px; max-width:100%;">'
+            f'<div class="ttt-zoom" style="position:relative; width:max-content;">{_anchors(svg)}{svg}</div></div>'
+        )
 
     def _texts(self, node: NodeState, *, add: bool = False) -> list[tuple[str, int]]:
         """Return the (slot, variant index) a node shows now; with `add`, register new texts."""
@@ -499,8 +503,12 @@ class TreeLayout:
             f'<text id="{slot}{node}_{j}" class="slot"{attributes}{html.escape(text)}</text>' for text, j in variants.items()
         )
 
-    def style(self, k: int) -> str:
-        """Return the ``<style>`` block that shows the search after its first `k` events."""
+    def style(self, k: int, *, follow: bool = True, zoom: float = 1.0) -> str:
+        """Return the ``<style>`` block that shows the search after its first `k` events.
+
+        With `follow`, the view scrolls to keep the current node in the middle (CSS scroll
+        snapping onto an invisible marker at each node: no script); `zoom` scales the tree.
+        """
         events = self.trace.events
         k = max(0, min(k, len(events)))
         nodes = progress(events[:k])
@@ -527,14 +535,41 @@ class TreeLayout:
             current = self.plan.hidden_by.get(current)
         if current is not None:
             css.append(f"{s} #n{current} > path:first-of-type {{ stroke: {CURRENT}; stroke-width: 4px; }}")
+            if follow:
+                css.append(f"{s} {{ scroll-snap-type: both mandatory; }} {s} #at{current} {{ scroll-snap-align: center; }}")
+        if zoom != 1.0:
+            css.append(f"{s} .ttt-zoom {{ zoom: {zoom:g}; }}")
         if k == len(events) and self._pv:
             bold = [f"{s} #e{i} path" for i in self._pv[1:]] + [f"{s} #n{i} > path:first-of-type" for i in self._pv[:1]]
             css.append(", ".join(bold) + " { stroke-width: 2.5px; }")
         return "<style>" + "\n".join(css) + "</style>"
 
-    def frame(self, k: int) -> str:
+    def frame(self, k: int, **options: Any) -> str:
         """Return the whole picture after `k` events as one HTML string (style and SVG)."""
-        return self.style(k) + self.svg
+        return self.style(k, **options) + self.svg
+
+
+_NODE_SHAPE = re.compile(r'<g id="n(\d+)" class="node[^"]*">\s*<title>[^<]*</title>\s*<path[^>]* d="([^"]+)"')
+
+
+def _anchors(svg: str) -> str:
+    """Return an invisible HTML marker at the centre of each node of a dot SVG, for scroll snapping.
+
+    SVG shapes cannot be scroll-snap targets, so each node ``n<i>`` gets a 1-pixel ``div``
+    (id ``at<i>``) placed over it: dot's points are 4/3 of a CSS pixel, shifted by the
+    graph's ``translate``.
+    """
+    shift = re.search(r"translate\(([-\d.]+) ([-\d.]+)\)", svg)
+    if shift is None:
+        return ""
+    dx, dy = float(shift.group(1)), float(shift.group(2))
+    marks = []
+    for m in _NODE_SHAPE.finditer(svg):
+        numbers = [float(x) for x in re.findall(r"-?\d+(?:\.\d+)?", m.group(2))]
+        xs, ys = numbers[0::2], numbers[1::2]
+        x, y = ((min(xs) + max(xs)) / 2 + dx) * 4 / 3, ((min(ys) + max(ys)) / 2 + dy) * 4 / 3
+        marks.append(f'<div id="at{m.group(1)}" style="position:absolute; left:{x:.0f}px; top:{y:.0f}px; width:1px; height:1px;"></div>')
+    return "".join(marks)
 
 
 def counts(trace: Trace, k: int) -> dict[str, int]:

@@ -60,12 +60,12 @@ def shows_errors(method: Callable) -> Callable:
     return run
 
 
-def tree_svg(trace: Trace, *, max_nodes: int = 300) -> str:
+def tree_svg(trace: Trace, *, max_depth: Optional[int] = None, max_nodes: int = 300) -> str:
     """Return the HTML of a trace's tree: its SVG, or a message when dot is missing or nothing was recorded."""
     if not trace.events:
         return message_html("No search was recorded: the search made no moves to look at.")
     try:
-        svg = render_svg(draw_tree(trace, max_nodes=max_nodes))
+        svg = render_svg(draw_tree(trace, max_depth=max_depth, max_nodes=max_nodes))
     except graphviz.ExecutableNotFound:
         return message_html(DOT_MISSING, kind="error")
     return f'<div style="overflow:auto; max-height:640px;">{svg}</div>'
@@ -88,7 +88,7 @@ class PlayableBoard(widgets.VBox):
     is refused with a message and changes nothing. "Show the computer's thinking" draws the
     search tree behind the computer's last move: the calls your function made to ``result``,
     recorded with ``ttt.trace.record_calls``, or for a registered player, alpha-beta's search
-    from that position.
+    from that position; "moves deep" sets how far down the drawing goes ("… N more" below).
     """
 
     def __init__(self, opponent: Opponent = "minimax", *, side: str = "X", seed: Optional[int] = None) -> None:
@@ -124,18 +124,21 @@ class PlayableBoard(widgets.VBox):
         self.status = widgets.HTML()
         self.status.add_class("ttt-status")
         self.thinking = widgets.Checkbox(value=False, description="show the computer's thinking", indent=False)
+        self.thinking_depth = widgets.IntSlider(value=1, min=1, max=9, description="moves deep",
+                                                layout=widgets.Layout(display="none"))
         self.tree = widgets.HTML()
         self.tree.add_class("ttt-tree")
         self.new_button.on_click(lambda _: self.new_game())
         self.side_picker.observe(lambda _: self.new_game(), names="value")
         self.opponent_picker.observe(lambda _: self.new_game(), names="value")
         self.thinking.observe(lambda _: self._show_thinking(), names="value")
+        self.thinking_depth.observe(lambda _: self._show_thinking(), names="value")
         super().__init__(
             [
                 widgets.HBox([self.side_picker, self.opponent_picker, self.new_button]),
                 self.board,
                 self.status,
-                self.thinking,
+                widgets.HBox([self.thinking, self.thinking_depth]),
                 self.tree,
             ]
         )
@@ -256,6 +259,7 @@ class PlayableBoard(widgets.VBox):
 
     @shows_errors
     def _show_thinking(self) -> None:
+        self.thinking_depth.layout.display = "" if self.thinking.value else "none"
         if not self.thinking.value:
             self.tree.value = ""
             return
@@ -263,7 +267,7 @@ class PlayableBoard(widgets.VBox):
             self.tree.value = message_html("The computer has not moved yet: its search tree appears after its move.")
             return
         trace, caption = self.thinking_trace()
-        self.tree.value = message_html(caption) + tree_svg(trace)
+        self.tree.value = message_html(caption) + tree_svg(trace, max_depth=self.thinking_depth.value)
 
     def thinking_trace(self) -> tuple[Trace, str]:
         """Return the search behind the computer's last move, and a caption saying whose it is."""

@@ -56,11 +56,14 @@ class SearchExplorer(widgets.VBox):
 
         self.position = widgets.Text(description="Position", continuous_update=False, layout=widgets.Layout(width="16em"))
         self.position.add_class("ttt-position")
-        self.editor = [widgets.Button(layout=widgets.Layout(width="30px", height="30px"), tooltip=f"square {s}") for s in range(9)]
+        self.editor = [
+            widgets.Button(layout=widgets.Layout(width="32px", height="32px", padding="0"), tooltip=f"square {s}")
+            for s in range(9)
+        ]
         for s, button in enumerate(self.editor):
             button.add_class("ttt-edit-square")
             button.on_click(lambda _b, s=s: self._cycle(s))
-        editor = widgets.GridBox(self.editor, layout=widgets.Layout(grid_template_columns="repeat(3, 32px)", width="100px"))
+        editor = widgets.GridBox(self.editor, layout=widgets.Layout(grid_template_columns="repeat(3, 34px)", width="110px"))
         self.algorithm = widgets.Dropdown(options=algorithms, value=algorithm if algorithm in algorithms else "alphabeta",
                                           description="Search")
         self.ordered = widgets.Checkbox(value=ordered, description="best moves first", indent=False)
@@ -78,6 +81,10 @@ class SearchExplorer(widgets.VBox):
         self.slider.add_class("ttt-slider")
         traitlets.link((self.play, "value"), (self.slider, "value"))
         traitlets.link((self.speed, "value"), (self.play, "interval"))
+        self.follow = widgets.Checkbox(value=True, description="follow the search", indent=False,
+                                       layout=widgets.Layout(width="12em"))
+        self.zoom = widgets.IntSlider(value=100, min=20, max=150, step=10, description="zoom %",
+                                      layout=widgets.Layout(width="18em"))
         self.sentence = widgets.HTML()
         self.sentence.add_class("ttt-sentence")
         self.tally = widgets.HTML()
@@ -92,6 +99,8 @@ class SearchExplorer(widgets.VBox):
         self.step_button.on_click(lambda _: self.step())
         self.back_button.on_click(lambda _: self.back())
         self.slider.observe(self._moved, names="value")
+        self.follow.observe(self._moved, names="value")
+        self.zoom.observe(self._moved, names="value")
         for control in (self.position, self.algorithm, self.ordered, self.depth):
             control.observe(self._search_again, names="value")
         self.choose = widgets.HBox([widgets.VBox([self.position, widgets.HBox([self.algorithm, self.ordered, self.depth])]), editor])
@@ -99,6 +108,7 @@ class SearchExplorer(widgets.VBox):
             [
                 self.choose,
                 widgets.HBox([self.back_button, self.step_button, self.play, self.speed]),
+                widgets.HBox([self.follow, self.zoom]),
                 self.slider,
                 self.sentence,
                 self.tally,
@@ -181,13 +191,13 @@ class SearchExplorer(widgets.VBox):
         self.slider.value = max(self.k - 1, 0)
 
     @shows_errors
-    def _moved(self, change: Any) -> None:
-        self._draw(change["new"])
+    def _moved(self, _change: Any = None) -> None:
+        self._draw(self.k)
 
     def _draw(self, k: int) -> None:
         """Show the search after its first `k` events: tree style, sentence and counts."""
         if self.picture is not None:
-            self.tree_style.value = self.picture.style(k)
+            self.tree_style.value = self.picture.style(k, follow=self.follow.value, zoom=self.zoom.value / 100)
         self.sentence.value = message_html(f"Step {k} of {len(self.trace)}: {step_sentence(self.trace, k)}")
         c = counts(self.trace, k)
         self.tally.value = message_html(
