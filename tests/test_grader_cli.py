@@ -1,0 +1,158 @@
+"""ttt-grader's commands, end to end with real nbgrader runs: release, collect, autograde,
+feedback, export, and check on plain CS50 files (each check in a real subprocess)."""
+
+from __future__ import annotations
+
+import csv
+import re
+import json
+import shutil
+import sys
+import zipfile
+from pathlib import Path
+
+import nbformat
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+import grading_course as gc  # noqa: E402
+
+from grader.cli import main  # noqa: E402
+
+NAIVE = '''
+import math
+from functools import lru_cache
+
+X, O, EMPTY = "X", "O", None
+
+def initial_state():
+    return [[EMPTY] * 3 for _ in range(3)]
+
+def player(board):
+    xs = sum(row.count(X) for row in board)
+    os_ = sum(row.count(O) for row in board)
+    return X if xs == os_ else O
+
+def actions(board):
+    return {(i, j) for i in range(3) for j in range(3) if board[i][j] is EMPTY}
+
+def result(board, action):
+    i, j = action
+    if not (0 <= i < 3 and 0 <= j < 3) or board[i][j] is not EMPTY or terminal(board):
+        raise ValueError("invalid action")
+    new = [row[:] for row in board]
+    new[i][j] = player(board)
+    return new
+
+LINES = [[(r, c) for c in range(3)] for r in range(3)] + [[(r, c) for r in range(3)] for c in range(3)] \\
+    + [[(0, 0), (1, 1), (2, 2)], [(0, 2), (1, 1), (2, 0)]]
+
+def winner(board):
+    for line in LINES:
+        values = {board[r][c] for r, c in line}
+        if len(values) == 1 and EMPTY not in values:
+            return values.pop()
+    return None
+
+def terminal(board):
+    return winner(board) is not None or all(EMPTY not in row for row in board)
+
+def utility(board):
+    return {X: 1, O: -1}.get(winner(board), 0)
+
+@lru_cache(maxsize=None)
+def _value(key):
+    board = [list(row) for row in key]
+    if terminal(board):
+        return utility(board)
+    values = [_value(tuple(map(tuple, result(board, a)))) for a in actions(board)]
+    return max(values) if player(board) == X else min(values)
+
+def minimax(board):
+    if terminal(board):
+        return None
+    pick = max if player(board) == X else min
+    return pick(sorted(actions(board)), key=lambda a: _value(tuple(map(tuple, result(board, a)))))
+'''
+
+
+def test_check_passes_a_correct_cs50_file(tmp_path, capsys):
+    path = tmp_path / "tictactoe.py"
+    path.write_text(NAIVE)
+    assert main(["check", str(path), "--json"]) == 0
+    results = json.loads(capsys.readouterr().out)
+    assert [r["function"] for r in results] == ["player", "actions", "result", "winner", "terminal", "utility", "minimax"]
+    assert all(r["passed"] for r in results), results
+
+
+def test_check_survives_hostile_files(tmp_path, capsys):
+    path = tmp_path / "tictactoe.py"
+    path.write_text(NAIVE.replace("def minimax(board):\n", "def minimax(board):\n    while True:\n        pass\n")
+                    .replace("def player(board):\n", "def player(board):\n    import os\n    os._exit(7)\n")
+                    .replace("def utility(board):\n    return", "def utility(board):\n    return 2 *"))
+    assert main(["check", str(path), "--timeout", "4"]) == 1
+    out = capsys.readouterr().out
+    assert "FAIL  minimax" in out and "timed out" in out
+    assert "FAIL  player" in out and "exit code 7" in out
+    assert "FAIL  utility" in out and "PASS  winner" in out
+    broken = tmp_path / "broken.py"
+    broken.write_text("def player(board)\n    return 'X'\n")
+    assert main(["check", str(broken), "--json"]) == 1
+    results = json.loads(capsys.readouterr().out)
+    assert all("SyntaxError" in r["message"] for r in results)
+
+
+@pytest.mark.slow
+def test_five_commands_on_a_small_course(tmp_path, capsys):
+    course = gc.make_course(tmp_path / "course")
+    inbox = tmp_path / "inbox"
+    (inbox / "Ada Lovelace").mkdir(parents=True)
+    nbformat.write(gc.solved(course), inbox / "Ada Lovelace" / "tiny.ipynb")  # a folder per student
+    nbformat.write(gc.solved(course, player="def player(board):\n    return 'X'"), inbox / "grace-tiny.ipynb")
+    nbformat.write(gc.released(course), inbox / "untitled.ipynb")  # no lesson, no student: reported
+    with zipfile.ZipFile(inbox / "canvas.zip", "w") as archive:  # an LMS export
+        archive.writestr("alan_late_1234_5678_tiny.ipynb", nbformat.writes(gc.solved(course)))
+    assert main(["collect", str(inbox), "--course", str(course)]) == 1
+    out = capsys.readouterr().out
+    assert "placed 3 notebooks for 3 students" in out and "untitled.ipynb: no lesson" in out
+    assert sorted(p.parent.parent.name for p in (course / "submitted").glob("*/tiny/tiny.ipynb")) == \
+        ["ada_lovelace", "alan", "grace"]
+
+    assert main(["autograde", "--course", str(course), "--jobs", "2", "-q"]) == 0
+    out = capsys.readouterr().out
+    assert "3 of 3 submissions graded" in out and re.search(r"grace +1/3", out)
+
+    assert main(["feedback", "--course", str(course)]) == 0
+    html = (course / "feedback" / "grace" / "tiny" / "tiny.html").read_text()
+    assert "wrong player" in html and gc.HIDDEN_MARK not in html and "check_player" not in html
+
+    grades = tmp_path / "grades.csv"
+    assert main(["export", "--course", str(course), "-o", str(grades), "--detail"]) == 0
+    rows = {r["student"]: r for r in csv.DictReader(grades.open())}
+    assert rows["ada_lovelace"]["tiny"] == "3.0" and rows["grace"]["tiny"] == "1.0"
+    assert rows["grace"]["tiny:test_player"] == "0.0" and rows["grace"]["tiny:test_count_empty"] == "1.0"
+
+
+@pytest.mark.slow
+def test_release_and_grade_the_real_lessons(tmp_path, capsys):
+    from grader.course import lesson_names, lesson_path
+
+    lessons = lesson_names()
+    if not lessons:
+        pytest.skip("no lessons in notebooks/ yet")
+    course = tmp_path / "course"
+    assert main(["release", "--course", str(course), "--lesson", lessons[0]]) == 0
+    released = course / "release" / lessons[0] / f"{lessons[0]}.ipynb"
+    assert released.exists()
+    for student, notebook in [("solved", lesson_path(lessons[0])), ("blank", released)]:
+        folder = course / "submitted" / student / lessons[0]
+        folder.mkdir(parents=True)
+        shutil.copyfile(notebook, folder / f"{lessons[0]}.ipynb")
+    assert main(["autograde", "--course", str(course), "--jobs", "2", "-q"]) == 0
+    from nbgrader.api import Gradebook
+
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
+        solved = gb.find_submission(lessons[0], "solved")
+        blank = gb.find_submission(lessons[0], "blank")
+        assert solved.score == solved.max_score > 0
+        assert blank.score == 0
