@@ -1,7 +1,7 @@
 """A student's own minimax, recorded through its calls to result(), explores the reference's tree.
 
 The student code below is written the way a first CS50 solution is: every function re-derives
-what it needs, `result` deep-copies, minimax has no pruning and tries the actions of a set in
+what it needs, `result` deep-copies, minimax has no pruning or memo and tries the actions of a set in
 whatever order the set gives. It lives in a namespace dict, as a notebook's functions live in
 its globals, and ``ttt.trace.record_calls`` watches that namespace.
 """
@@ -17,7 +17,6 @@ from ttt.trace import Trace, record, record_calls
 
 STUDENT = '''
 import copy
-import math
 
 X, O, EMPTY = "X", "O", None
 
@@ -51,28 +50,17 @@ def utility(board):
     w = winner(board)
     return 1 if w == X else -1 if w == O else 0
 
-def max_value(board):
+def value(board):
     if terminal(board):
         return utility(board)
-    v = -math.inf
-    for action in actions(board):
-        v = max(v, min_value(result(board, action)))
-    return v
-
-def min_value(board):
-    if terminal(board):
-        return utility(board)
-    v = math.inf
-    for action in actions(board):
-        v = min(v, max_value(result(board, action)))
-    return v
+    values = [value(result(board, action)) for action in actions(board)]
+    return max(values) if player(board) == X else min(values)
 
 def minimax(board):
     if terminal(board):
         return None
-    if player(board) == X:
-        return max(actions(board), key=lambda a: min_value(result(board, a)))
-    return min(actions(board), key=lambda a: max_value(result(board, a)))
+    best = max if player(board) == X else min
+    return best(actions(board), key=lambda action: value(result(board, action)))
 '''
 
 GAME = TicTacToe()
