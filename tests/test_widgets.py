@@ -289,3 +289,22 @@ def test_without_dot_the_explorer_says_so_and_still_steps(monkeypatch, tmp_path)
     assert "dot program is not installed" in explorer.tree.value
     explorer.step_button.click()
     assert explorer.k == 1 and "Start at the root" in explorer.sentence.value
+
+
+def test_without_dot_the_board_says_so_when_asked_for_its_thinking(monkeypatch, tmp_path):
+    monkeypatch.setenv("PATH", str(tmp_path))
+    board = PlayableBoard("minimax", side="X")
+    board.click(0)
+    board.thinking.value = True
+    assert "dot program is not installed" in board.tree.value and board.state.count("O") == 1
+
+
+@pytest.mark.dot
+def test_the_explorer_steps_through_a_bigger_game():
+    from ttt.games import get_game
+
+    game = get_game("nine-board")
+    explorer = SearchExplorer(game.format(game.initial()), game=game, algorithm="depth-limited", depth=1)
+    assert explorer.trace.events == record(game, game.initial(), algorithm="depth-limited", depth=1).events
+    explorer.step()
+    assert "Start at the root, MAX node 0" in explorer.sentence.value and explorer.status.value == ""

@@ -64,6 +64,8 @@ class SearchExplorer(widgets.VBox):
             button.add_class("ttt-edit-square")
             button.on_click(lambda _b, s=s: self._cycle(s))
         editor = widgets.GridBox(self.editor, layout=widgets.Layout(grid_template_columns="repeat(3, 34px)", width="110px"))
+        if not _is_3x3(self.game):
+            editor.layout.display = "none"  # the bigger boards are typed
         self.algorithm = widgets.Dropdown(options=algorithms, value=algorithm if algorithm in algorithms else "alphabeta",
                                           description="Search")
         self.ordered = widgets.Checkbox(value=ordered, description="best moves first", indent=False)
