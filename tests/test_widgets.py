@@ -65,7 +65,7 @@ def test_an_illegal_click_changes_nothing_and_says_why():
     taken = board.state.index("O")
     board.click(taken)
     assert (board.state, marks(board), [b.button_style for b in board.squares]) == before
-    assert f"is taken by O" in status(board) and "ttt-error" in board.status.value
+    assert "is taken by O" in status(board) and "ttt-error" in board.status.value
 
 
 def test_clicks_after_the_end_are_refused_and_the_winning_line_is_highlighted():

@@ -385,7 +385,7 @@ def _tree_digraph(
             dot.edge(
                 f"n{node.parent}",
                 f"n{i}",
-                label=html.escape(game.move_name(node.move)),
+                label=game.move_name(node.move),
                 id=f"e{i}",
                 style="bold" if bold else "solid",
                 penwidth="2.5" if bold else "1",
