@@ -39,7 +39,7 @@ from typing import Any, Callable, Iterable, Iterator, Optional, Sequence
 import ttt.tictactoe as ref
 from ttt import agents, search
 from ttt.agents import classic as ref_players
-from ttt.games import classic
+from ttt.games import bigboard, classic, nineboard
 
 SEARCH_BUDGET = 20.0  # seconds a minimax or alpha-beta check may spend past its fixed set
 ALPHABETA_CALLS_FRACTION = 0.4  # alpha-beta may call result at most this share of minimax's calls
@@ -163,10 +163,14 @@ FORBIDDEN: dict[str, tuple[Callable, ...]] = {
     "win_block": (ref_players.win_block_move, classic.winning_squares) + _PLAYERS,
 }
 FORBIDDEN["alphabeta"] = FORBIDDEN["minimax"]
+FORBIDDEN["line_score"] = (bigboard.seed003_small, bigboard.seed003_evaluate, nineboard.small_lines)
+FORBIDDEN["evaluate"] = FORBIDDEN["line_score"] + (nineboard.evaluate,)
+FORBIDDEN["depth_limited"] = _SEARCHES + _PLAYERS + (search.mcts,)
 
 
 def _forbidden_objects(kind: str) -> list[Callable]:
     return [_plain(f) for f in FORBIDDEN.get(kind, ())]
+
 
 
 @contextlib.contextmanager
@@ -177,16 +181,35 @@ def _reference_off(functions: Sequence[Callable]) -> Iterator[None]:
     and ``from ... import`` copies are all caught; the code is put back afterwards.
     """
     swapped = []
+    patched = []
     try:
         for f in functions:
             if isinstance(f, types.FunctionType) and not f.__code__.co_freevars:
                 trap = _trap.__code__.replace(co_name=_label(f))
                 swapped.append((f, f.__code__))
                 f.__code__ = trap
+        wrappers = {id(w): w for fs in FORBIDDEN.values() for w in fs if not isinstance(w, types.FunctionType) and _plain(w) in functions}
+        if wrappers:  # a cache in front of a trapped function could answer without calling it
+            for module in [m for name, m in list(sys.modules.items()) if name == "ttt" or name.startswith("ttt.")]:
+                for attr, value in list(vars(module).items()):
+                    if id(value) in wrappers:
+                        patched.append((module, attr, value))
+                        setattr(module, attr, _trap_for(value))
         yield
     finally:
         for f, code in swapped:
             f.__code__ = code
+        for module, attr, value in patched:
+            setattr(module, attr, value)
+
+
+def _trap_for(wrapper: Any) -> Callable:
+    label = _label(_plain(wrapper))
+
+    def trap(*args: Any, **kwargs: Any) -> Any:
+        raise ReferenceCalled(label)
+
+    return trap
 
 
 def _referenced_objects(function: Callable) -> Iterator[Any]:
@@ -821,6 +844,194 @@ def check_alphabeta_calls(alphabeta: Callable, *, fraction: float = ALPHABETA_CA
     )
 
 
+# --- lesson 6: seed 003's nine-board game --------------------------------------------------------
+
+
+def line_score(small: str, player: str) -> int:
+    """Return seed 003's score of one small board for `player`: over the 8 lines holding no
+    opponent mark, 5 for a line with one of `player`'s marks, 10 for a line with two (seed 003's
+    boardVal, as its prose says; a full line scores nothing, it has ended the game)."""
+    them = "O" if player == "X" else "X"
+    score = 0
+    for a, b, c in classic.LINES:
+        line = small[a] + small[b] + small[c]
+        if them not in line:
+            score += (0, 5, 10, 0)[line.count(player)]
+    return score
+
+
+@functools.lru_cache(maxsize=None)
+def nine_board_positions(games: int = 120, seed: int = 3) -> tuple:
+    """Return every position of `games` seeded random nine-board games (the start once), in order met."""
+    import random
+
+    game = nineboard.NineBoard()
+    rng = random.Random(seed)
+    seen: dict = {game.initial(): None}
+    for _ in range(games):
+        state = game.initial()
+        while not game.is_terminal(state):
+            state = game.play(state, rng.choice(list(game.moves(state))))
+            seen.setdefault(state, None)
+    return tuple(seen)
+
+
+def _smalls() -> Iterator[str]:
+    """Yield all 3**9 fillings of a small board with X, O and '.'."""
+    import itertools
+
+    for cells in itertools.product("XO.", repeat=9):
+        yield "".join(cells)
+
+
+def _draw_big(state: Any) -> str:
+    game = nineboard.NineBoard()
+    where = "any open board" if state.board is None else f"board {state.board}"
+    if game.is_terminal(state):
+        where = "the game is over"
+    else:
+        where = f"{game.to_move(state)} to move, on {where}"
+    text = "\n".join("   " + row for row in game.format(state).splitlines())
+    return f"{text}\n   ({where})"
+
+
+def _fail_big(call: str, state: Any, problem: str, *, expected: Any = None, got: Any = None, note: str = "", checked: str = "") -> CheckFailed:
+    lines = [f"{call}: {problem}", "", "state (boards 0-8 row by row, cells 0-8 in each):", _draw_big(state)]
+    lines.append(f"   as a state: {state!r}")
+    lines.append("")
+    if expected is not None:
+        lines.append(f"expected: {expected}")
+    if got is not None:
+        lines.append(f"returned: {got}")
+    if note:
+        lines += ["", note]
+    if checked:
+        lines += ["", f"(the first failing case; {checked})"]
+    return CheckFailed("\n".join(lines).rstrip())
+
+
+@contextlib.contextmanager
+def substituted(namespace: dict, **functions: Callable) -> Iterator[None]:
+    """Inside the block, `namespace[name]` is `function` for each name given; put back afterwards."""
+    missing = object()
+    saved = {name: namespace.get(name, missing) for name in functions}
+    namespace.update(functions)
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            if value is missing:
+                namespace.pop(name, None)
+            else:
+                namespace[name] = value
+
+
+@_guarded
+def check_line_score(student_line_score: Callable) -> Passed:
+    """Return a summary if `line_score(small, player)` equals `line_score` on all 3**9 small boards, for X and O."""
+    student = _Student(student_line_score, "line_score")
+    count = 0
+    checked = "all 19,683 fillings of a small board, for X and for O, are checked"
+    for small in _smalls():
+        for p in ("X", "O"):
+            count += 1
+            call = f"line_score({small!r}, {p!r})"
+            got = student(small, p, call=call, board=None, checked=checked)
+            expected = line_score(small, p)
+            if isinstance(got, bool) or not isinstance(got, (int, float)) or got != expected:
+                picture = "\n".join("   " + " ".join(small[r : r + 3]) for r in (0, 3, 6))
+                raise _fail(call, None, f"wrong score for {p}", expected=repr(expected), got=_show(got),
+                            note=f"the small board:\n{picture}\n\nEach of the 8 lines with no {'O' if p == 'X' else 'X'}: 5 for one {p}, 10 for two {p}, 0 for none or three.", checked=checked)
+    return _passed("line_score", f"all {count:,} cases")
+
+
+@_guarded
+def check_evaluate(evaluate: Callable) -> Passed:
+    """Return a summary if `evaluate(state)` equals seed 003's heuristic (``seed003_evaluate``).
+
+    Checked on every position of 120 seeded random nine-board games. While it runs, the
+    student's own ``line_score`` (if the notebook has one) is replaced by the reference, so a
+    mistake there is not counted twice.
+    """
+    student = _Student(evaluate, "evaluate")
+    namespace = getattr(_plain(evaluate), "__globals__", {})
+    positions = nine_board_positions()
+    checked = f"{len(positions):,} positions from random games are checked"
+    swap = {"line_score": line_score} if callable(namespace.get("line_score")) else {}
+    with substituted(namespace, **swap):
+        for state in positions:
+            got = student(state, call="evaluate(state)", board=None, checked=checked)
+            expected = bigboard.seed003_evaluate(state)
+            if isinstance(got, bool) or not isinstance(got, (int, float)) or got != expected:
+                per_board = ", ".join(f"{bigboard.seed003_small(state.small(b)):+d}" for b in range(9))
+                raise _fail_big("evaluate(state)", state, "wrong estimate", expected=f"{expected:g}", got=_show(got),
+                                note=f"Board by board, X's line score minus O's: {per_board}.", checked=checked)
+    return _passed("evaluate", f"{len(positions):,} positions")
+
+
+def _limited_value(state: Any, depth: int) -> float:
+    """Return the depth-limited alpha-beta value of `state` with seed 003's heuristic (0: the estimate itself)."""
+    game = nineboard.NineBoard()
+    if game.is_terminal(state):
+        return game.utility(state)
+    if depth == 0:
+        return bigboard.seed003_evaluate(state)
+    return search.depth_limited(game, state, depth=depth, evaluate=bigboard.seed003_evaluate).value
+
+
+@functools.lru_cache(maxsize=None)
+def depth_limited_cases() -> tuple:
+    """Return the (state, depth) pairs `check_depth_limited` asks about: 40 positions, depths 1-3."""
+    import random
+
+    game = nineboard.NineBoard()
+    rng = random.Random(6)
+    live = [s for s in nine_board_positions() if not game.is_terminal(s)]
+    picked = [game.initial()] + rng.sample(live, 39)
+    cases = []
+    for k, state in enumerate(picked):
+        depths = (1, 2) if state.board is None else (1, 2, 3)
+        cases += [(state, d) for d in depths]
+    return tuple(cases)
+
+
+@_guarded
+def check_depth_limited(depth_limited_move: Callable) -> Passed:
+    """Return a summary if `depth_limited_move(state, depth)` returns a move with the best depth-limited value.
+
+    For each case of `depth_limited_cases`, the move's child, searched one level less deep
+    (with seed 003's heuristic at the limit and true utilities where the game ends), must
+    have the value of the position searched `depth` deep: any move that achieves it is
+    accepted. While it runs, the student's own ``evaluate`` and ``line_score`` are replaced by
+    the reference, so a mistake there is not counted twice.
+    """
+    student = _Student(depth_limited_move, "depth_limited_move", kind="depth_limited")
+    namespace = getattr(_plain(depth_limited_move), "__globals__", {})
+    game = nineboard.NineBoard()
+    cases = depth_limited_cases()
+    checked = f"{len(cases)} positions and depths from random games are checked"
+    swap = {name: f for name, f in (("evaluate", bigboard.seed003_evaluate), ("line_score", line_score)) if callable(namespace.get(name))}
+    start = time.perf_counter()
+    with substituted(namespace, **swap):
+        for state, depth in cases:
+            call = f"depth_limited_move(state, {depth})"
+            got = student(state, depth, call=call, board=None, checked=checked)
+            if got not in game.moves(state):
+                raise _fail_big(call, state, "not a legal move", expected=f"a move (board, cell) from {list(game.moves(state))}", got=_show(got), checked=checked)
+            target = _limited_value(state, depth)
+            value = _limited_value(game.play(state, got), depth - 1)
+            if value != target:
+                better = [m for m in game.moves(state) if _limited_value(game.play(state, m), depth - 1) == target]
+                raise _fail_big(
+                    call, state, f"{got} is not the best move looking {depth} move{'s' if depth > 1 else ''} ahead",
+                    expected=f"{' or '.join(map(str, better))}, worth {target:g} for X",
+                    got=f"{got}, worth {value:g} for X",
+                    note="Values are for X: X takes the largest, O the smallest. At the depth limit a position that is not over gets evaluate(state); one that is over keeps game.utility(state).",
+                    checked=checked,
+                )
+    return _passed("depth_limited_move", f"{len(cases)} positions and depths", time.perf_counter() - start)
+
+
 __all__ = [
     "ALPHABETA_CALLS_FRACTION",
     "SEARCH_BUDGET",
@@ -831,6 +1042,9 @@ __all__ = [
     "check_actions",
     "check_alphabeta",
     "check_alphabeta_calls",
+    "check_depth_limited",
+    "check_evaluate",
+    "check_line_score",
     "check_minimax",
     "check_player",
     "check_poss_win",
@@ -841,10 +1055,14 @@ __all__ = [
     "check_win_block",
     "check_winner",
     "counting_calls",
+    "depth_limited_cases",
     "draw",
+    "line_score",
+    "nine_board_positions",
     "minimax_calls",
     "reference_allowed",
     "rk_board",
     "search_plan",
+    "substituted",
     "tree_size",
 ]
