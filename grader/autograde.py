@@ -170,6 +170,7 @@ def stage(course: Path, student: str, lesson: str, *, into: Path, coursedir, bla
     shutil.copytree(coursedir.format_path(coursedir.submitted_directory, student, lesson), into,
                     ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
     release = Path(coursedir.format_path(coursedir.release_directory, ".", lesson))
+    source = Path(coursedir.format_path(coursedir.source_directory, ".", lesson))
     expected = lesson_notebooks(course, coursedir)[lesson]
     extra = sorted(p for p in into.glob("*.ipynb") if p.stem not in expected)
     problems = []
@@ -183,7 +184,8 @@ def stage(course: Path, student: str, lesson: str, *, into: Path, coursedir, bla
                 blank = f"No notebook named {path.name} was submitted"
         if not blank:
             try:
-                problems += _edited_cells(nbformat.read(path, as_version=4), release / f"{name}.ipynb")
+                problems += _edited_cells(nbformat.read(path, as_version=4), release / f"{name}.ipynb",
+                                          source / f"{name}.ipynb")
             except Exception as error:  # invalid JSON, not a notebook, unreadable
                 blank = f"{path.name} could not be read as a notebook ({type(error).__name__}: {str(error)[:200]})"
         if blank:
@@ -192,8 +194,9 @@ def stage(course: Path, student: str, lesson: str, *, into: Path, coursedir, bla
     return problems
 
 
-def _edited_cells(nb, release: Path) -> list[str]:
-    """Returns a problem for each locked cell of the release that the student changed."""
+def _edited_cells(nb, release: Path, source: Path) -> list[str]:
+    """Returns a problem for each locked cell of the release that the student changed (a cell
+    that matches the source version, hidden tests and all, counts as unchanged)."""
     import nbformat
 
     def locked(notebook):
@@ -201,9 +204,10 @@ def _edited_cells(nb, release: Path) -> list[str]:
                 if c.metadata.get("nbgrader", {}).get("locked") and "grade_id" in c.metadata["nbgrader"]}
 
     given = locked(nb)
+    original = locked(nbformat.read(source, as_version=4))
     return [f"locked cell {grade_id} was edited; nbgrader restored it from the source"
-            for grade_id, source in locked(nbformat.read(release, as_version=4)).items()
-            if grade_id in given and given[grade_id] != source]
+            for grade_id, text in locked(nbformat.read(release, as_version=4)).items()
+            if grade_id in given and given[grade_id] not in (text, original.get(grade_id))]
 
 
 def _notebook_problems(folder: Path) -> list[str]:
@@ -256,8 +260,12 @@ def _failure(result: dict) -> str:
     return (found[-1] if found else "unknown error")[:200]
 
 
-def grade_unit(student: str, lesson: str) -> dict:
-    """Grades one submission in this worker; returns its grades, problems and output folder."""
+def grade_unit(student: str, lesson: str, *, last: bool = False) -> dict:
+    """Grades one submission in this worker (``last``: no kernel is started ahead for a next
+    one); returns its grades, problems and output folder."""
+    from grader import execute
+
+    execute.MORE_TO_COME[0] = not last
     w = _WORKER
     coursedir, api = w["coursedir"], w["api"]
     staged = Path(coursedir.format_path(coursedir.submitted_directory, student, lesson))
@@ -289,7 +297,8 @@ def record(db_url: str, student: str, lesson: str, data: dict) -> tuple[float, f
 
     from nbgrader.api import Gradebook
 
-    with Gradebook(db_url) as gb:
+    with warnings.catch_warnings(), Gradebook(db_url) as gb:
+        warnings.simplefilter("ignore")  # nbgrader's own SQLAlchemy warnings on a new submission
         gb.update_or_create_student(student)
         stamp = {"timestamp": datetime.fromisoformat(data["timestamp"])} if data["timestamp"] else {}
         submission = gb.update_or_create_submission(lesson, student, **stamp)
@@ -389,11 +398,13 @@ def _run(course, coursedir, todo, *, jobs, timeout, memory_mb, progress) -> list
     from tqdm import tqdm
 
     method = "fork" if sys.platform.startswith("linux") else "spawn"
-    pool = ProcessPoolExecutor(max(1, min(jobs, len(todo))), mp_context=multiprocessing.get_context(method),
+    workers = max(1, min(jobs, len(todo)))
+    pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context(method),
                                initializer=_init_worker, initargs=(str(course), timeout, memory_mb))
     outcomes = []
     try:
-        futures = {pool.submit(grade_unit, s, l): (s, l) for s, l in todo}
+        final = len(todo) - workers  # the last unit each worker is likely to take
+        futures = {pool.submit(grade_unit, s, l, last=i >= final): (s, l) for i, (s, l) in enumerate(todo)}
         bar = tqdm(as_completed(futures), total=len(futures), desc="autograde", unit="notebook",
                    disable=not progress, file=sys.stderr)
         for future in bar:

@@ -3,7 +3,8 @@
 Each ``check_*`` function runs the student's function on every relevant position (the 3x3
 space is small: all 5,478 reachable positions, ``ttt.games.classic.reachable_positions()``),
 compares each answer with the reference (``ttt.tictactoe``, ``ttt.games.classic``,
-``ttt.agents``), and returns a one-line `Passed` summary. On the first wrong answer it raises
+``ttt.agents``, ``ttt.games.nineboard``), and prints a one-line summary (it returns None: nbgrader
+would read a value left by a grade cell as its score). On the first wrong answer it raises
 `CheckFailed` (an AssertionError) whose message draws the board, shows the input, what was
 expected and what came back: only that first case, and no grader code.
 
@@ -57,13 +58,6 @@ class ReferenceCalled(BaseException):
 
     A BaseException, so a student's ``except Exception`` cannot swallow it.
     """
-
-
-class Passed(str):
-    """The summary of a check that passed; shown without quotes in a notebook."""
-
-    def __repr__(self) -> str:
-        return str(self)
 
 
 # --- pictures and messages ---------------------------------------------------------------------
@@ -346,19 +340,24 @@ def _action(square: int) -> tuple[int, int]:
     return divmod(square, 3)
 
 
-def _passed(name: str, what: str, seconds: Optional[float] = None) -> Passed:
+def _passed(name: str, what: str, seconds: Optional[float] = None) -> None:
+    """Print the summary of a check that passed."""
     tail = f" ({seconds:.1f} s)" if seconds is not None else ""
-    return Passed(f"{name}: correct on {what}{tail}.")
+    print(f"{name}: correct on {what}{tail}.")
 
 
-def _guarded(check: Callable) -> Callable:
-    """Return `check` so that a failure shows only its message, without the grader's frames."""
+def _guarded(check: Callable) -> Callable[..., None]:
+    """Return `check` so that a failure shows only its message, without the grader's frames.
+
+    Checks print their summary and return None: nbgrader would read a value left by a grade
+    cell as the cell's score.
+    """
 
     @functools.wraps(check)
-    def run(*args: Any, **kwargs: Any) -> Any:
+    def run(*args: Any, **kwargs: Any) -> None:
         __tracebackhide__ = True  # noqa: F841  (IPython and pytest hide this frame)
         try:
-            return check(*args, **kwargs)
+            check(*args, **kwargs)
         except (CheckFailed, NotImplementedError) as error:
             error.__traceback__ = None
             error.__context__ = None
@@ -371,8 +370,8 @@ def _guarded(check: Callable) -> Callable:
 
 
 @_guarded
-def check_player(player: Callable) -> Passed:
-    """Return a summary if `player(board)` is X or O as the reference says on every position not over.
+def check_player(player: Callable) -> None:
+    """Print a one-line summary if `player(board)` is X or O as the reference says on every position not over.
 
     Seed 002: any answer is accepted on a board where the game is over.
     """
@@ -392,12 +391,12 @@ def check_player(player: Callable) -> Passed:
             elif got is None:
                 note = "player must return X or O (seed 002: X = 'X', O = 'O'); None means it returned nothing."
             raise _fail(call, _board(text), "wrong player", expected=repr(expected), got=_show(got), note=note, checked=checked)
-    return _passed("player", f"all {len(boards):,} positions where the game is not over")
+    _passed("player", f"all {len(boards):,} positions where the game is not over")
 
 
 @_guarded
-def check_actions(actions: Callable) -> Passed:
-    """Return a summary if `actions(board)` is the set of empty squares (i, j) on every position not over."""
+def check_actions(actions: Callable) -> None:
+    """Print a one-line summary if `actions(board)` is the set of empty squares (i, j) on every position not over."""
     student = _Student(actions, "actions")
     boards = _positions(over=False)
     checked = f"{len(boards):,} positions where the game is not over are checked"
@@ -427,7 +426,7 @@ def check_actions(actions: Callable) -> Passed:
                 if part
             )
             raise _fail(call, _board(text), "wrong set of actions", expected=shown, got=repr(got), note=note, checked=checked)
-    return _passed("actions", f"all {len(boards):,} positions where the game is not over")
+    _passed("actions", f"all {len(boards):,} positions where the game is not over")
 
 
 INVALID_ACTIONS: tuple[tuple[Any, str], ...] = (
@@ -439,8 +438,8 @@ INVALID_ACTIONS: tuple[tuple[Any, str], ...] = (
 
 
 @_guarded
-def check_result(result: Callable) -> Passed:
-    """Return a summary if `result` is right on every legal action of every position not over.
+def check_result(result: Callable) -> None:
+    """Print a one-line summary if `result` is right on every legal action of every position not over.
 
     It must return a new board with the mover's mark added, leave its input unchanged, and
     raise ValueError (``ttt.InvalidActionError`` is one) for a taken square or a square off
@@ -471,7 +470,7 @@ def check_result(result: Callable) -> Passed:
         for action, why in cases:
             invalid += 1
             _expect_invalid(student, text, action, why, checked)
-    return _passed("result", f"all {count:,} legal moves, and {invalid:,} invalid ones raise ValueError")
+    _passed("result", f"all {count:,} legal moves, and {invalid:,} invalid ones raise ValueError")
 
 
 def _expect_invalid(student: _Student, text: Text, action: Any, why: str, checked: str) -> None:
@@ -502,8 +501,8 @@ def _expect_invalid(student: _Student, text: Text, action: Any, why: str, checke
 
 
 @_guarded
-def check_winner(winner: Callable) -> Passed:
-    """Return a summary if `winner(board)` is X, O or None as the reference says, on all 5,478 positions."""
+def check_winner(winner: Callable) -> None:
+    """Print a one-line summary if `winner(board)` is X, O or None as the reference says, on all 5,478 positions."""
     student = _Student(winner, "winner")
     boards = _positions()
     checked = f"all {len(boards):,} positions are checked"
@@ -515,12 +514,12 @@ def check_winner(winner: Callable) -> Passed:
         if got != expected or not (got is None or isinstance(got, str)):
             note = "If no one has three in a row, winner returns None (not 'None', not EMPTY's string)." if expected is None else ""
             raise _fail("winner(board)", _board(text), "wrong winner", expected=repr(expected), got=_show(got), note=note, checked=checked)
-    return _passed("winner", f"all {len(boards):,} positions")
+    _passed("winner", f"all {len(boards):,} positions")
 
 
 @_guarded
-def check_terminal(terminal: Callable) -> Passed:
-    """Return a summary if `terminal(board)` is True exactly on won or full boards, on all 5,478 positions."""
+def check_terminal(terminal: Callable) -> None:
+    """Print a one-line summary if `terminal(board)` is True exactly on won or full boards, on all 5,478 positions."""
     student = _Student(terminal, "terminal")
     boards = _positions()
     checked = f"all {len(boards):,} positions are checked"
@@ -534,12 +533,12 @@ def check_terminal(terminal: Callable) -> Passed:
         if got != expected:
             note = "The game is over when someone has three in a row, or when every square is filled."
             raise _fail("terminal(board)", _board(text), "wrong answer", expected=repr(expected), got=repr(got), note=note, checked=checked)
-    return _passed("terminal", f"all {len(boards):,} positions")
+    _passed("terminal", f"all {len(boards):,} positions")
 
 
 @_guarded
-def check_utility(utility: Callable) -> Passed:
-    """Return a summary if `utility(board)` is 1, -1 or 0 on every position where the game is over.
+def check_utility(utility: Callable) -> None:
+    """Print a one-line summary if `utility(board)` is 1, -1 or 0 on every position where the game is over.
 
     Seed 002's text gives an O win utility 1: a typo, it is -1.
     """
@@ -554,7 +553,7 @@ def check_utility(utility: Callable) -> Passed:
         if isinstance(got, bool) or not isinstance(got, (int, float)) or got != expected:
             note = "X wins: 1; O wins: -1 (seed 002's text says 1 for O too: a typo); a draw: 0."
             raise _fail("utility(board)", _board(text), "wrong utility", expected=repr(expected), got=_show(got), note=note, checked=checked)
-    return _passed("utility", f"all {len(boards):,} positions where the game is over")
+    _passed("utility", f"all {len(boards):,} positions where the game is over")
 
 
 _RK_CODE = {".": 2, "X": 3, "O": 5}
@@ -566,8 +565,8 @@ def rk_board(board: Board) -> list[int]:
 
 
 @_guarded
-def check_rk_board(student_rk_board: Callable) -> Passed:
-    """Return a summary if the student's `rk_board(board)` equals `rk_board` on all 5,478 positions."""
+def check_rk_board(student_rk_board: Callable) -> None:
+    """Print a one-line summary if the student's `rk_board(board)` equals `rk_board` on all 5,478 positions."""
     student = _Student(student_rk_board, "rk_board")
     boards = _positions()
     checked = f"all {len(boards):,} positions are checked"
@@ -578,12 +577,12 @@ def check_rk_board(student_rk_board: Callable) -> Passed:
         expected = rk_board(_board(text))
         if not isinstance(got, list) or got != expected:
             raise _fail("rk_board(board)", _board(text), "wrong Rich & Knight board", expected=repr(expected), got=_show(got), note="B[0] is unused (0); B[1] to B[9] are the squares row by row: 2 blank, 3 X, 5 O.", checked=checked)
-    return _passed("rk_board", f"all {len(boards):,} positions")
+    _passed("rk_board", f"all {len(boards):,} positions")
 
 
 @_guarded
-def check_poss_win(poss_win: Callable) -> Passed:
-    """Return a summary if `poss_win(B, p)` finds a winning square 1-9 for p, or 0 when there is none.
+def check_poss_win(poss_win: Callable) -> None:
+    """Print a one-line summary if `poss_win(B, p)` finds a winning square 1-9 for p, or 0 when there is none.
 
     Checked for X and for O on every position not over. Seed 001 checks the lines one at a
     time and returns the first it finds; any winning square is accepted.
@@ -605,15 +604,15 @@ def check_poss_win(poss_win: Callable) -> Passed:
                 raise _fail(call, text, f"{p} cannot win with one move here", expected="0", got=repr(got), note=f"A line where {p} can win has product {18 if p == 'X' else 50}: two of {p}'s marks and a blank.", checked=checked)
             if wins and got not in wins:
                 raise _fail(call, text, f"{p} can win next move", expected=" or ".join(map(str, wins)), got=repr(got), note="Return the number (1-9) of the blank square on a line whose product is " + ("18 (3 * 3 * 2)." if p == "X" else "50 (5 * 5 * 2)."), checked=checked)
-    return _passed("poss_win", f"{2 * len(boards):,} cases")
+    _passed("poss_win", f"{2 * len(boards):,} cases")
 
 
 # --- lesson 3: seed 004's win-block player ------------------------------------------------------
 
 
 @_guarded
-def check_win_block(win_block: Callable) -> Passed:
-    """Return a summary if `win_block(board)` plays seed 004's cpuMove on every position not over.
+def check_win_block(win_block: Callable) -> None:
+    """Print a one-line summary if `win_block(board)` plays seed 004's cpuMove on every position not over.
 
     It must win if it can (any winning square), else block (any square where the opponent
     would win), else take the first free square of 4, 0, 2, 6, 8, 1, 3, 5, 7 (seed 004's
@@ -647,7 +646,7 @@ def check_win_block(win_block: Callable) -> Passed:
                 note="" if square is not None else "win_block returns an action (i, j): row i, column j.",
                 checked=checked,
             )
-    return _passed("win_block", f"all {len(boards):,} positions where the game is not over")
+    _passed("win_block", f"all {len(boards):,} positions where the game is not over")
 
 
 def _square_or_none(action: Any) -> Optional[int]:
@@ -688,12 +687,12 @@ def tree_size(text: Text) -> int:
 def search_plan() -> tuple[tuple[Text, ...], tuple[Text, ...]]:
     """Return (always checked, checked while the budget lasts) for the minimax and alpha-beta checks.
 
-    Always: every position where the game is over, every position with at most six empty
-    squares, and one of each symmetric family of the earlier ones. Then the rest, fewest empty
-    squares first; the empty board is last.
+    Always: every position with at most six empty squares (the game over or not), latest
+    first so that a failure shows a small board, then one of each symmetric family of the
+    earlier ones. Then the rest, fewest empty squares first; the empty board is last.
     """
     boards = _positions()
-    fixed = [b for b in boards if b.count(".") <= 6]
+    fixed = sorted((b for b in boards if b.count(".") <= 6), key=lambda b: b.count("."))  # stable: BFS order within
     seen = set()
     rest = []
     for b in sorted((b for b in boards if b.count(".") > 6), key=lambda b: (b.count("."), b)):
@@ -707,8 +706,8 @@ def search_plan() -> tuple[tuple[Text, ...], tuple[Text, ...]]:
     return tuple(fixed), tuple(rest)
 
 
-def _check_search(function: Callable, name: str, *, budget: float, result_name: str = "result") -> Passed:
-    """Return a summary if `function(board)` returns an optimal move (None when over) on the planned positions."""
+def _check_search(function: Callable, name: str, *, budget: float) -> None:
+    """Print a one-line summary if `function(board)` returns an optimal move (None when over) on the planned positions."""
     student = _Student(function, name, kind="minimax")
     fixed, rest = search_plan()
     total = len(fixed) + len(rest)
@@ -726,8 +725,9 @@ def _check_search(function: Callable, name: str, *, budget: float, result_name: 
         done += 1
     seconds = time.perf_counter() - start
     if done == total:
-        return _passed(name, f"all {total:,} positions", seconds)
-    return Passed(
+        _passed(name, f"all {total:,} positions", seconds)
+        return
+    print(
         f"{name}: correct on {done:,} of {total:,} positions ({seconds:.1f} s); the other {total - done:,} "
         f"(early in the game) were skipped to stay within the {budget:.0f}-second budget."
     )
@@ -763,19 +763,19 @@ def _check_move(student: _Student, text: Text, name: str, *, checked: str) -> No
 
 
 @_guarded
-def check_minimax(minimax: Callable, *, budget: float = SEARCH_BUDGET) -> Passed:
-    """Return a summary if `minimax(board)` returns an optimal action on the positions `search_plan` gives.
+def check_minimax(minimax: Callable, *, budget: float = SEARCH_BUDGET) -> None:
+    """Print a one-line summary if `minimax(board)` returns an optimal action on the positions `search_plan` gives.
 
     Any optimal action is accepted: its value (with best play after it) must equal the
     position's value. On a board where the game is over it must return None.
     """
-    return _check_search(minimax, "minimax", budget=budget)
+    _check_search(minimax, "minimax", budget=budget)
 
 
 @_guarded
-def check_alphabeta(alphabeta: Callable, *, budget: float = SEARCH_BUDGET) -> Passed:
-    """Return a summary if `alphabeta(board)` returns an optimal action, as `check_minimax` checks."""
-    return _check_search(alphabeta, "alphabeta", budget=budget)
+def check_alphabeta(alphabeta: Callable, *, budget: float = SEARCH_BUDGET) -> None:
+    """Print a one-line summary if `alphabeta(board)` returns an optimal action, as `check_minimax` checks."""
+    _check_search(alphabeta, "alphabeta", budget=budget)
 
 
 @functools.lru_cache(maxsize=None)
@@ -804,8 +804,8 @@ def counting_calls(namespace: dict, name: str = "result") -> Iterator[list[int]]
 
 
 @_guarded
-def check_alphabeta_calls(alphabeta: Callable, *, fraction: float = ALPHABETA_CALLS_FRACTION) -> Passed:
-    """Return a summary if `alphabeta` prunes: at most `fraction` of plain minimax's calls to result.
+def check_alphabeta_calls(alphabeta: Callable, *, fraction: float = ALPHABETA_CALLS_FRACTION) -> None:
+    """Print a one-line summary if `alphabeta` prunes: at most `fraction` of plain minimax's calls to result.
 
     The nodes visited are counted through the calls to ``result`` in the student's namespace,
     summed over every position where the game is not over (4,520); plain minimax makes
@@ -838,7 +838,7 @@ def check_alphabeta_calls(alphabeta: Callable, *, fraction: float = ALPHABETA_CA
                     note="Cut off as soon as v >= beta in max_value (v <= alpha in min_value): with values only -1, 0 and 1, equal values are common and cutting off on them matters.",
                 )
     share = count[0] / minimax_calls()
-    return Passed(
+    print(
         f"alphabeta: {count[0]:,} calls to result over {len(boards):,} positions, {share:.1%} of plain minimax's "
         f"{minimax_calls():,} (the bound is {fraction:.0%})."
     )
@@ -927,8 +927,8 @@ def substituted(namespace: dict, **functions: Callable) -> Iterator[None]:
 
 
 @_guarded
-def check_line_score(student_line_score: Callable) -> Passed:
-    """Return a summary if `line_score(small, player)` equals `line_score` on all 3**9 small boards, for X and O."""
+def check_line_score(student_line_score: Callable) -> None:
+    """Print a one-line summary if `line_score(small, player)` equals `line_score` on all 3**9 small boards, for X and O."""
     student = _Student(student_line_score, "line_score")
     count = 0
     checked = "all 19,683 fillings of a small board, for X and for O, are checked"
@@ -942,12 +942,12 @@ def check_line_score(student_line_score: Callable) -> Passed:
                 picture = "\n".join("   " + " ".join(small[r : r + 3]) for r in (0, 3, 6))
                 raise _fail(call, None, f"wrong score for {p}", expected=repr(expected), got=_show(got),
                             note=f"the small board:\n{picture}\n\nEach of the 8 lines with no {'O' if p == 'X' else 'X'}: 5 for one {p}, 10 for two {p}, 0 for none or three.", checked=checked)
-    return _passed("line_score", f"all {count:,} cases")
+    _passed("line_score", f"all {count:,} cases")
 
 
 @_guarded
-def check_evaluate(evaluate: Callable) -> Passed:
-    """Return a summary if `evaluate(state)` equals seed 003's heuristic (``seed003_evaluate``).
+def check_evaluate(evaluate: Callable) -> None:
+    """Print a one-line summary if `evaluate(state)` equals seed 003's heuristic (``seed003_evaluate``).
 
     Checked on every position of 120 seeded random nine-board games. While it runs, the
     student's own ``line_score`` (if the notebook has one) is replaced by the reference, so a
@@ -966,7 +966,7 @@ def check_evaluate(evaluate: Callable) -> Passed:
                 per_board = ", ".join(f"{bigboard.seed003_small(state.small(b)):+d}" for b in range(9))
                 raise _fail_big("evaluate(state)", state, "wrong estimate", expected=f"{expected:g}", got=_show(got),
                                 note=f"Board by board, X's line score minus O's: {per_board}.", checked=checked)
-    return _passed("evaluate", f"{len(positions):,} positions")
+    _passed("evaluate", f"{len(positions):,} positions")
 
 
 def _limited_value(state: Any, depth: int) -> float:
@@ -996,8 +996,8 @@ def depth_limited_cases() -> tuple:
 
 
 @_guarded
-def check_depth_limited(depth_limited_move: Callable) -> Passed:
-    """Return a summary if `depth_limited_move(state, depth)` returns a move with the best depth-limited value.
+def check_depth_limited(depth_limited_move: Callable) -> None:
+    """Print a one-line summary if `depth_limited_move(state, depth)` returns a move with the best depth-limited value.
 
     For each case of `depth_limited_cases`, the move's child, searched one level less deep
     (with seed 003's heuristic at the limit and true utilities where the game ends), must
@@ -1029,14 +1029,13 @@ def check_depth_limited(depth_limited_move: Callable) -> Passed:
                     note="Values are for X: X takes the largest, O the smallest. At the depth limit a position that is not over gets evaluate(state); one that is over keeps game.utility(state).",
                     checked=checked,
                 )
-    return _passed("depth_limited_move", f"{len(cases)} positions and depths", time.perf_counter() - start)
+    _passed("depth_limited_move", f"{len(cases)} positions and depths", time.perf_counter() - start)
 
 
 __all__ = [
     "ALPHABETA_CALLS_FRACTION",
     "SEARCH_BUDGET",
     "CheckFailed",
-    "Passed",
     "ReferenceCalled",
     "canonical",
     "check_actions",

@@ -30,6 +30,7 @@ from traitlets import Bool, Integer, List, Unicode
 from grader.kernel import DEFAULT_MEMORY_MB, KERNEL_NAME
 
 _SPARES: dict[str, AsyncKernelManager] = {}  # kernel name -> a started kernel nobody uses yet
+MORE_TO_COME = [True]  # set to [False] by a worker before its last notebook: no spare then
 
 
 def error_output(ename: str, evalue: str):
@@ -58,6 +59,7 @@ class SafeExecute(Execute):
     max_output_bytes = Integer(200_000, help="Most output kept per cell while it runs (bytes).").tag(config=True)
     restart_limit = Integer(3, help="Kernel restarts allowed per notebook before giving up.").tag(config=True)
     spare_kernel = Bool(True, help="Start the next notebook's kernel while this one runs.").tag(config=True)
+    shutdown_kernel = Unicode("immediate", help="How to stop a kernel after its notebook: it is thrown away, so at once.").tag(config=True)
     memory_mb = Integer(DEFAULT_MEMORY_MB, help="Memory cap of the grading kernel (MB).").tag(config=True)
 
     def preprocess(self, nb, resources=None, km=None):
@@ -73,7 +75,7 @@ class SafeExecute(Execute):
         self._broken = ""
         self._output_bytes: dict[int, int] = {}
         with self.setup_kernel():
-            if self.spare_kernel:
+            if self.spare_kernel and MORE_TO_COME[0]:
                 self._start_spare()
             reply = self.wait_for_reply(self.kc.kernel_info())
             self.nb.metadata["language_info"] = reply["content"]["language_info"]
