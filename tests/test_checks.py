@@ -1,0 +1,392 @@
+"""Tests for grader.checks: each check passes the reference and the lessons' solutions, and fails
+on a planted bug with a message that shows the first failing case."""
+
+from __future__ import annotations
+
+import copy
+import functools
+import math
+import sys
+from pathlib import Path
+
+import pytest
+
+import ttt.tictactoe as ref
+from grader import checks
+from grader.checks import CheckFailed
+from lesson_code import solution_namespace
+from ttt.games import bigboard, classic
+
+sys.path.insert(0, str(Path(__file__).resolve().parent / "data"))
+import naive_tictactoe as naive  # noqa: E402
+
+
+def lesson(name: str, **kwargs) -> dict:
+    return solution_namespace(name, **kwargs)
+
+
+@functools.lru_cache(maxsize=None)
+def solutions(name: str) -> dict:
+    return lesson(name)
+
+
+L1, L2, L3, L4, L5, L6 = (
+    "01-boards-and-moves",
+    "02-who-won",
+    "03-rule-based-players",
+    "04-minimax",
+    "05-alpha-beta",
+    "06-heuristics-and-depth-limits",
+)
+
+
+def failure(check, function, **kwargs) -> str:
+    """Return the message of the CheckFailed that `check(function)` raises."""
+    with pytest.raises(CheckFailed) as raised:
+        check(function, **kwargs)
+    return str(raised.value)
+
+
+# --- a fast, independent minimax to stand for a student's (memoized on the board's text) -------
+
+
+@functools.lru_cache(maxsize=None)
+def _value(text: str) -> int:
+    board = naive_board(text)
+    if naive.terminal(board):
+        return naive.utility(board)
+    values = [_value(ref.to_text(naive.result(board, a))) for a in naive.actions(board)]
+    return max(values) if naive.player(board) == "X" else min(values)
+
+
+def naive_board(text: str) -> list:
+    return [[None if c == "." else c for c in text[r : r + 3]] for r in (0, 3, 6)]
+
+
+def fast_minimax(board):
+    if naive.terminal(board):
+        return None
+    pick = max if naive.player(board) == "X" else min
+    return pick(sorted(naive.actions(board)), key=lambda a: _value(ref.to_text(naive.result(board, a))))
+
+
+# --- every check passes correct functions --------------------------------------------------------
+
+REFERENCE_CASES = [
+    (checks.check_player, ref.player),
+    (checks.check_actions, ref.actions),
+    (checks.check_result, ref.result),
+    (checks.check_winner, ref.winner),
+    (checks.check_terminal, ref.terminal),
+    (checks.check_utility, ref.utility),
+    (checks.check_minimax, ref.minimax),
+    (checks.check_rk_board, checks.rk_board),
+    (checks.check_line_score, checks.line_score),
+    (checks.check_evaluate, bigboard.seed003_evaluate),
+]
+
+
+@pytest.mark.parametrize("check, function", REFERENCE_CASES, ids=lambda x: getattr(x, "__name__", ""))
+def test_checks_pass_the_reference(check, function, capsys):
+    with checks.reference_allowed():
+        assert check(function) is None
+    out = capsys.readouterr().out
+    assert "correct on" in out
+
+
+@pytest.mark.parametrize("name", ["player", "actions", "result", "winner", "terminal", "utility"])
+def test_checks_pass_a_naive_cs50_solution(name, capsys):
+    getattr(checks, f"check_{name}")(getattr(naive, name))
+    assert f"{name}: correct on all" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    "lesson_name, check_name, function",
+    [
+        (L1, "check_player", "player"),
+        (L1, "check_actions", "actions"),
+        (L1, "check_result", "result"),
+        (L2, "check_winner", "winner"),
+        (L2, "check_terminal", "terminal"),
+        (L2, "check_utility", "utility"),
+        (L2, "check_rk_board", "rk_board"),
+        (L2, "check_poss_win", "poss_win"),
+        (L3, "check_win_block", "win_block"),
+        (L5, "check_alphabeta", "alphabeta"),
+        (L5, "check_alphabeta_calls", "alphabeta"),
+        (L6, "check_line_score", "line_score"),
+        (L6, "check_evaluate", "evaluate"),
+        (L6, "check_depth_limited", "depth_limited_move"),
+    ],
+)
+def test_checks_pass_the_lessons_solutions(lesson_name, check_name, function, capsys):
+    getattr(checks, check_name)(solutions(lesson_name)[function])
+    assert capsys.readouterr().out.strip()
+
+
+def test_minimax_check_accepts_any_optimal_move_and_reports_all_positions(capsys):
+    checks.check_minimax(fast_minimax)
+    assert "minimax: correct on all 5,478 positions" in capsys.readouterr().out
+
+
+def test_minimax_budget_keeps_the_fixed_set_and_says_what_it_skipped(capsys):
+    checks.check_minimax(fast_minimax, budget=0)
+    fixed, rest = checks.search_plan()
+    out = capsys.readouterr().out
+    assert f"correct on {len(fixed):,} of 5,478 positions" in out
+    assert f"the other {len(rest)} (early in the game) were skipped" in out
+    assert "skipped to stay within the 0-second budget" in out
+
+
+def test_search_plan_covers_every_position_once():
+    fixed, rest = checks.search_plan()
+    assert sorted(fixed + rest) == sorted(classic.reachable_positions())
+    assert rest[-1] == classic.EMPTY_BOARD
+    assert all(b.count(".") <= 6 for b in fixed[:5000])
+    every_family = {checks.canonical(b) for b in classic.reachable_positions()} - {classic.EMPTY_BOARD}
+    assert every_family == {checks.canonical(b) for b in fixed}
+
+
+def test_counts_behind_the_documented_bounds():
+    assert checks.tree_size(classic.EMPTY_BOARD) == 549_946
+    assert checks.minimax_calls() == 2_121_015
+    assert int(checks.ALPHABETA_CALLS_FRACTION * checks.minimax_calls()) == 848_406
+
+
+# --- planted bugs: the first failing case, drawn -------------------------------------------------
+
+
+def test_player_bug_shows_the_board_expected_and_returned():
+    def player(board):
+        xs = sum(row.count("X") for row in board)
+        return "O" if xs > 1 else "X"  # wrong once X has two marks
+
+    message = failure(checks.check_player, player)
+    assert message.startswith("player(board): wrong player")
+    assert "expected: 'O'" in message and "returned: 'X' (str)" in message
+    assert "This board has 1 X and 0 O" in message
+    assert "as a list: [[" in message and " | " in message and "O to move" in message
+    assert "first failing case" in message and "Traceback" not in message
+
+
+def test_actions_returning_a_list_is_told_to_return_a_set():
+    message = failure(checks.check_actions, lambda board: [(i, j) for i in range(3) for j in range(3) if board[i][j] is None])
+    assert "should return a set, not list" in message
+    assert "wrap it as set(...)" in message
+
+
+def test_actions_with_a_missing_square():
+    message = failure(checks.check_actions, lambda board: {(i, j) for i in range(3) for j in range(3) if board[i][j] is None and (i, j) != (2, 2)})
+    assert "wrong set of actions" in message and "missing: (2, 2)" in message
+
+
+def test_result_that_changes_its_input():
+    def result(board, action):
+        i, j = action
+        if board[i][j] is not None:
+            raise ValueError("taken")
+        board[i][j] = naive.player(board)
+        return board
+
+    message = failure(checks.check_result, result)
+    assert "result changed the board it was given" in message
+
+
+def test_result_without_a_range_check_is_caught_on_negative_indexes():
+    def result(board, action):
+        i, j = action
+        if board[i][j] is not None:
+            raise ValueError("taken")
+        new = copy.deepcopy(board)
+        new[i][j] = naive.player(board)
+        return new
+
+    message = failure(checks.check_result, result)
+    assert "result(board, (-1, 0)): returned a board instead of raising ValueError" in message
+    assert "board[-1] is the last row" in message
+
+
+def test_result_raising_the_wrong_exception():
+    def result(board, action):
+        i, j = action
+        if not (0 <= i <= 2 and 0 <= j <= 2) or board[i][j] is not None:
+            raise Exception("taken")
+        new = copy.deepcopy(board)
+        new[i][j] = naive.player(board)
+        return new
+
+    message = failure(checks.check_result, result)
+    assert "raised Exception (taken); an invalid action should raise ValueError" in message
+
+
+def test_student_exception_shows_type_message_and_line():
+    def winner(board):
+        return board[3][0]  # IndexError
+
+    message = failure(checks.check_winner, winner)
+    assert message.startswith("winner(board): raised IndexError: list index out of range")
+    assert "in winner, line" in message and "return board[3][0]" in message
+
+
+def test_terminal_must_return_a_bool():
+    message = failure(checks.check_terminal, lambda board: None if naive.winner(board) is None and any(None in r for r in board) else True)
+    assert "should return True or False, not NoneType" in message
+
+
+def test_utility_with_seed_002s_typo():
+    message = failure(checks.check_utility, lambda board: 0 if naive.winner(board) is None else 1)
+    assert "utility(board): wrong utility" in message and "expected: -1" in message and "a typo" in message
+
+
+def test_rk_board_and_poss_win_bugs():
+    assert "wrong Rich & Knight board" in failure(checks.check_rk_board, lambda board: [0] + [2] * 9)
+    ns = lesson(L2, edit=lambda src: src.replace("target = 18 if p == X else 50", "target = 18"))
+    message = failure(checks.check_poss_win, ns["poss_win"])
+    assert message.startswith("poss_win(B, 'O') with B = [0, ") and "O cannot win with one move here" in message
+
+
+def test_win_block_that_never_blocks():
+    ns = lesson(L3, edit=lambda src: src.replace("for mark in (me, them):", "for mark in (me,):"))
+    message = failure(checks.check_win_block, ns["win_block"])
+    assert "must block the opponent's line" in message
+
+
+def test_minimax_with_seed_003s_max_of_max_bug():
+    ns = lesson(L4, edit=lambda src: src.replace("key=lambda action: min_value(", "key=lambda action: max_value("))
+    message = failure(checks.check_minimax, ns["minimax"])
+    assert "is not an optimal move for X" in message
+    assert "with best play" in message
+
+
+def test_minimax_must_return_none_when_the_game_is_over():
+    message = failure(checks.check_minimax, lambda board: (0, 0) if naive.terminal(board) else fast_minimax(board))
+    assert "the game is over, so there is no move to make" in message and "expected: None" in message
+
+
+def test_alphabeta_cutting_off_only_on_strict_inequality_fails_the_node_bound(capsys):
+    ns = lesson(L5, edit=lambda src: src.replace("if v >= beta:", "if v > beta:").replace("if v <= alpha:", "if v < alpha:"))
+    message = failure(checks.check_alphabeta_calls, ns["alphabeta"])
+    assert "prunes too little" in message and "at most 848,406 calls to result" in message
+
+
+def test_alphabeta_calls_of_the_solution_are_reported(capsys):
+    checks.check_alphabeta_calls(solutions(L5)["alphabeta"])
+    out = capsys.readouterr().out
+    assert "alphabeta: 306,514 calls to result over 4,520 positions, 14.5%" in out
+
+
+def test_alphabeta_that_makes_children_without_result_is_refused():
+    namespace = {"result": ref.result, "fast_minimax": fast_minimax}
+    exec("def alphabeta(board):\n    return fast_minimax(board)", namespace)
+    message = failure(checks.check_alphabeta_calls, namespace["alphabeta"])
+    assert "never called result(board, action)" in message
+    assert "no result(board, action) function" in failure(checks.check_alphabeta_calls, fast_minimax)
+
+
+def test_lesson_6_bugs():
+    ns = lesson(L6, edit=lambda src: src.replace("score += 10", "score += 15"))
+    assert "wrong score for X" in failure(checks.check_line_score, ns["line_score"])
+    checks.check_evaluate(ns["evaluate"])  # the check puts the reference line_score in place
+    ns = lesson(L6, edit=lambda src: src.replace('return sum(line_score(state.small(b), "X") - line_score(state.small(b), "O") for b in range(9))', 'return sum(line_score(state.small(b), "X") for b in range(9))'))
+    assert "evaluate(state): wrong estimate" in failure(checks.check_evaluate, ns["evaluate"])
+    ns = lesson(L6, edit=lambda src: src.replace("if depth == 0:\n        return evaluate(state)", "if depth == 0:\n        return 0"))
+    message = failure(checks.check_depth_limited, ns["depth_limited_move"])
+    assert "is not the best move looking" in message and "as a state: BigState(" in message
+
+
+# --- the reference solution is off limits -------------------------------------------------------
+
+
+def test_the_reference_itself_is_refused():
+    assert "is ttt.tictactoe.minimax, the reference solution" in failure(checks.check_minimax, ref.minimax)
+
+
+def test_calling_the_reference_through_the_module_is_caught():
+    import ttt.tictactoe
+
+    def minimax(board):
+        return ttt.tictactoe.minimax(board)
+
+    assert "uses ttt.tictactoe.minimax" in failure(checks.check_minimax, minimax)
+
+
+def test_importing_the_reference_inside_the_function_is_caught():
+    def minimax(board):
+        from ttt.games.classic import solve
+
+        text = "".join("." if s is None else s for row in board for s in row)
+        move = solve(text)[1]
+        return None if move is None else divmod(move, 3)
+
+    assert "uses ttt.games.classic.solve" in failure(checks.check_minimax, minimax)
+
+
+def test_a_registered_player_and_a_default_argument_alias_are_caught():
+    from ttt import agents
+
+    def via_agents(board):
+        return agents.cs50("minimax")(board) if not naive.terminal(board) else None
+
+    assert "uses ttt.agents" in failure(checks.check_minimax, via_agents)
+
+    def via_default(board, _m=ref.minimax):
+        return _m(board)
+
+    assert "uses ttt.tictactoe.minimax" in failure(checks.check_minimax, via_default)
+
+
+def test_a_student_except_clause_cannot_hide_the_reference():
+    import ttt.tictactoe
+
+    def player(board):
+        try:
+            return ttt.tictactoe.player(board)
+        except Exception:
+            return "X"
+
+    assert "uses ttt.tictactoe.player" in failure(checks.check_player, player)
+
+
+def test_reference_functions_work_again_after_a_check():
+    import ttt.tictactoe
+
+    def minimax(board):
+        return ttt.tictactoe.minimax(board)
+
+    failure(checks.check_minimax, minimax)
+    assert ref.minimax(ref.initial_state()) == (1, 1)
+    assert classic.solve(classic.EMPTY_BOARD) == (0, 4)
+
+
+def test_given_helpers_are_allowed_in_minimax(capsys):
+    """Lessons 4 and 5 hand students the reference player/actions/result: using them is fine."""
+
+    def minimax(board):
+        if ref.terminal(board):
+            return None
+        return fast_minimax(board)
+
+    checks.check_minimax(minimax, budget=1)
+    assert "minimax: correct on" in capsys.readouterr().out
+
+
+# --- stubs and non-functions ----------------------------------------------------------------------
+
+
+def test_a_stub_raises_not_implemented_error_saying_what_to_do():
+    def player(board):
+        raise NotImplementedError()
+
+    with pytest.raises(NotImplementedError, match="player is not written yet"):
+        checks.check_player(player)
+
+
+def test_something_that_is_not_a_function():
+    assert "should be a function, but it is NoneType" in failure(checks.check_player, None)
+
+
+def test_draw_shows_rows_and_status():
+    picture = checks.draw(ref.from_text("XO./.X./..O"))
+    assert picture.splitlines()[0] == "    X | O |  "
+    assert "(X to move)" in picture
+    assert "(X has won)" in checks.draw("XXXOO....")
