@@ -1,0 +1,75 @@
+"""Running notebooks for the lesson tests: real kernels (nbclient), real nbgrader, two at a time.
+
+Each run is a subprocess, so independent notebooks execute in parallel on separate kernels.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Callable, Iterable, TypeVar
+
+import nbformat
+
+T = TypeVar("T")
+R = TypeVar("R")
+WORKERS = 2  # the test machine's cores
+
+RUN = """
+import sys, time, nbformat
+from nbclient import NotebookClient
+source, target = sys.argv[1], sys.argv[2]
+nb = nbformat.read(source, as_version=4)
+start = time.perf_counter()
+NotebookClient(nb, timeout=120, kernel_name="python3", allow_errors=True,
+               resources={"metadata": {"path": sys.argv[3]}}).execute()
+nb.metadata["run_seconds"] = time.perf_counter() - start
+nbformat.write(nb, target)
+"""
+
+
+def in_parallel(function: Callable[[T], R], items: Iterable[T]) -> list[R]:
+    """Return [function(item) ...], run `WORKERS` at a time."""
+    with ThreadPoolExecutor(WORKERS) as pool:
+        return list(pool.map(function, items))
+
+
+def execute(source: Path, target: Path) -> nbformat.NotebookNode:
+    """Run notebook `source` top to bottom in a fresh kernel (errors recorded, not raised); save and return it."""
+    subprocess.run([sys.executable, "-c", RUN, str(source), str(target), str(source.parent)], check=True,
+                   capture_output=True, text=True)
+    return nbformat.read(target, as_version=4)
+
+
+def errors(nb: nbformat.NotebookNode) -> list[tuple[int, str, str]]:
+    """Return (cell index, exception name, message) for every error output in `nb`."""
+    return [
+        (k, out.ename, out.evalue)
+        for k, cell in enumerate(nb.cells)
+        if cell.cell_type == "code"
+        for out in cell.get("outputs", [])
+        if out.output_type == "error"
+    ]
+
+
+def nbgrader(course: Path, *args: str, timeout: float = 600) -> subprocess.CompletedProcess:
+    """Run ``nbgrader ARGS`` in the course directory; raise with its output if it fails.
+
+    The environment's ``bin`` goes first on PATH: nbgrader runs ``alembic`` from there.
+    """
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+    done = subprocess.run([sys.executable, "-m", "nbgrader", *args], cwd=course, capture_output=True, text=True,
+                          timeout=timeout, env=env)
+    if done.returncode != 0:
+        raise AssertionError(f"nbgrader {' '.join(args)} failed:\n{done.stdout}\n{done.stderr}")
+    return done
+
+
+def timed(function: Callable[[], T]) -> tuple[T, float]:
+    start = time.perf_counter()
+    value = function()
+    return value, time.perf_counter() - start
