@@ -304,6 +304,26 @@ class _Student:
             ) from None
 
 
+@contextlib.contextmanager
+def _helpers_replaced(function: Callable, **references: Callable) -> Iterator[None]:
+    """Inside the block, the helpers `function` finds in its namespace are the references given.
+
+    So a function is graded on its own: a mistake in the student's ``winner`` does not also
+    fail their ``terminal``. Only names the namespace already holds as functions are replaced.
+    """
+    namespace = getattr(_plain(function), "__globals__", None)
+    if namespace is None:
+        yield
+        return
+    found = {name: f for name, f in references.items() if callable(namespace.get(name)) and namespace[name] is not function}
+    saved = {name: namespace[name] for name in found}
+    namespace.update(found)
+    try:
+        yield
+    finally:
+        namespace.update(saved)
+
+
 def _board(text: Text) -> Board:
     """Return a fresh CS50 board for a text board."""
     return ref.from_text(text)
@@ -346,6 +366,28 @@ def _passed(name: str, what: str, seconds: Optional[float] = None) -> None:
     print(f"{name}: correct on {what}{tail}.")
 
 
+def _show_plainly(shell: Any, etype: type, value: BaseException, tb: Any, tb_offset: Optional[int] = None) -> list[str]:
+    """IPython's display of an error: a check's failure as its message alone, anything else as usual.
+
+    A failing check shows no traceback, so no line of the hidden test that called it.
+    """
+    if getattr(value, "_from_check", False):
+        stb = [f"\x1b[0;31m{etype.__name__}\x1b[0m: {value}"]
+    else:
+        stb = shell.InteractiveTB.structured_traceback(etype, value, tb, tb_offset=tb_offset)
+    shell._showtraceback(etype, value, stb)  # IPython leaves showing a custom exception to its handler
+    return stb
+
+
+def _install_display() -> None:
+    """Register `_show_plainly` with the running IPython kernel, if there is one."""
+    ipython = sys.modules.get("IPython")
+    shell = ipython.get_ipython() if ipython is not None and hasattr(ipython, "get_ipython") else None
+    if shell is not None and not getattr(shell, "_ttt_checks_display", False):
+        shell.set_custom_exc((CheckFailed, NotImplementedError), _show_plainly)
+        shell._ttt_checks_display = True
+
+
 def _guarded(check: Callable) -> Callable[..., None]:
     """Return `check` so that a failure shows only its message, without the grader's frames.
 
@@ -356,11 +398,13 @@ def _guarded(check: Callable) -> Callable[..., None]:
     @functools.wraps(check)
     def run(*args: Any, **kwargs: Any) -> None:
         __tracebackhide__ = True  # noqa: F841  (IPython and pytest hide this frame)
+        _install_display()
         try:
             check(*args, **kwargs)
         except (CheckFailed, NotImplementedError) as error:
             error.__traceback__ = None
             error.__context__ = None
+            error._from_check = True  # type: ignore[attr-defined]
             raise error from None
 
     return run
@@ -443,9 +487,14 @@ def check_result(result: Callable) -> None:
 
     It must return a new board with the mover's mark added, leave its input unchanged, and
     raise ValueError (``ttt.InvalidActionError`` is one) for a taken square or a square off
-    the board.
+    the board. While it runs, the student's own ``player`` (if any) is the reference one.
     """
     student = _Student(result, "result")
+    with _helpers_replaced(result, player=ref.player):
+        _check_result(student)
+
+
+def _check_result(student: _Student) -> None:
     boards = _positions(over=False)
     count = sum(len(classic.moves(b)) for b in boards)
     checked = f"{count:,} moves in {len(boards):,} positions are checked"
@@ -519,8 +568,16 @@ def check_winner(winner: Callable) -> None:
 
 @_guarded
 def check_terminal(terminal: Callable) -> None:
-    """Print a one-line summary if `terminal(board)` is True exactly on won or full boards, on all 5,478 positions."""
+    """Print a one-line summary if `terminal(board)` is True exactly on won or full boards, on all 5,478 positions.
+
+    While it runs, the student's own ``winner`` (if any) is the reference one.
+    """
     student = _Student(terminal, "terminal")
+    with _helpers_replaced(terminal, winner=ref.winner):
+        _check_terminal(student)
+
+
+def _check_terminal(student: _Student) -> None:
     boards = _positions()
     checked = f"all {len(boards):,} positions are checked"
     for text in boards:
@@ -540,9 +597,15 @@ def check_terminal(terminal: Callable) -> None:
 def check_utility(utility: Callable) -> None:
     """Print a one-line summary if `utility(board)` is 1, -1 or 0 on every position where the game is over.
 
-    Seed 002's text gives an O win utility 1: a typo, it is -1.
+    Seed 002's text gives an O win utility 1: a typo, it is -1. While it runs, the student's
+    own ``winner`` and ``terminal`` (if any) are the reference ones.
     """
     student = _Student(utility, "utility")
+    with _helpers_replaced(utility, winner=ref.winner, terminal=ref.terminal):
+        _check_utility(student)
+
+
+def _check_utility(student: _Student) -> None:
     boards = _positions(over=True)
     checked = f"{len(boards):,} positions where the game is over are checked"
     for text in boards:

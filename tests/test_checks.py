@@ -390,3 +390,34 @@ def test_draw_shows_rows_and_status():
     assert picture.splitlines()[0] == "    X | O |  "
     assert "(X to move)" in picture
     assert "(X has won)" in checks.draw("XXXOO....")
+
+
+def test_each_function_is_graded_on_its_own(capsys):
+    """A bug in the student's winner does not fail their terminal or utility; nor player their result."""
+    ns = lesson(L2, edit=lambda src: src.replace("[[(0, 0), (1, 1), (2, 2)], [(0, 2), (1, 1), (2, 0)]]", "[[(0, 0), (1, 1), (2, 2)]]"))
+    assert "winner(board): wrong winner" in failure(checks.check_winner, ns["winner"])
+    checks.check_terminal(ns["terminal"])
+    checks.check_utility(ns["utility"])
+    assert ns["winner"].__module__ == ns["__name__"]  # put back afterwards
+    ns = lesson(L1, edit=lambda src: src.replace("return X if xs == os else O", "return X"))
+    checks.check_result(ns["result"])
+    assert ns["player"](ref.from_text("X........")) == "X"  # the student's own again
+    assert capsys.readouterr().out.count("correct on") == 3
+
+
+def test_a_failing_check_is_shown_as_its_message_alone_in_a_kernel():
+    from IPython.core.interactiveshell import InteractiveShell
+
+    shown = []
+    shell = InteractiveShell.instance()
+    shell._showtraceback = lambda etype, value, stb: shown.append(stb)
+    try:
+        shell.run_cell("from grader.checks import check_player\ncheck_player(lambda board: 'X')")
+        shell.run_cell("raise NotImplementedError('a stub of the student')")
+    finally:
+        shell.set_custom_exc((), None)
+        InteractiveShell.clear_instance()
+    check, stub = shown
+    assert len(check) == 1 and check[0].startswith("\x1b[0;31mCheckFailed\x1b[0m: player(board): wrong player")
+    assert "check_player" not in check[0]
+    assert len(stub) > 1 and "a stub of the student" in stub[-1]  # anything else: the usual traceback

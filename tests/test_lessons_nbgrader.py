@@ -159,6 +159,14 @@ def test_a_planted_bug_loses_exactly_its_cells(graded, lesson):
     scores = _scores(course, lesson, "buggy")
     assert {name for name, (score, top) in scores.items() if score < top} == lost, scores
     assert all(scores[name][0] == 0 for name in lost)
+    nb = _autograded(course, lesson, "buggy")
+    for cell in nb.cells:
+        for out in cell.get("outputs", []):
+            if out.output_type == "error" and out.ename == "CheckFailed":  # a hidden test failed:
+                assert len(out.traceback) == 1 and "check_" not in out.traceback[0]  # its message alone
+    if lesson == "04-minimax":  # this bug passes the visible tests; the hidden check finds it
+        (found,) = [o for c in nb.cells for o in c.get("outputs", []) if o.output_type == "error"]
+        assert found.ename == "CheckFailed" and "is not an optimal move for X" in found.evalue
 
 
 def test_a_naive_cs50_minimax_gets_full_marks_within_the_default_timeout(graded):
