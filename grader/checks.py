@@ -89,13 +89,18 @@ def _text_or_none(board: Any) -> Optional[str]:
 
 
 def _fail(call: str, board: Any, problem: str, *, expected: Any = None, got: Any = None, note: str = "", checked: str = "") -> CheckFailed:
-    """Return the CheckFailed for one case: the call, the board drawn, expected and got."""
-    lines = [f"{call}: {problem}", ""]
+    """Return the CheckFailed for one case on a 3x3 board: the call, the board drawn, expected and got."""
+    picture = []
     if board is not None:
-        lines += ["board:", draw(board)]
-        if not isinstance(board, str):
-            lines.append(f"   as a list: {board!r}")
-        lines.append("")
+        picture = ["board:", draw(board)] + ([] if isinstance(board, str) else [f"   as a list: {board!r}"])
+    return _failure(call, problem, picture, expected=expected, got=got, note=note, checked=checked)
+
+
+def _failure(call: str, problem: str, picture: list[str], *, expected: Any, got: Any, note: str, checked: str) -> CheckFailed:
+    """Return a CheckFailed whose message is the call and problem, a picture, expected, returned, a note."""
+    lines = [f"{call}: {problem}", ""]
+    if picture:
+        lines += picture + [""]
     if expected is not None:
         lines.append(f"expected: {expected}")
     if got is not None:
@@ -344,6 +349,17 @@ def _unchanged(text: Text, board: Board, call: str, name: str, checked: str) -> 
         )
 
 
+def _answers(student: _Student, boards: Iterable[Text], checked: str) -> Iterator[tuple[Text, Any]]:
+    """Yield (board, answer) for each board: the student's function called on a fresh CS50 board,
+    which must come back unchanged."""
+    call = f"{student.name}(board)"
+    for text in boards:
+        board = _board(text)
+        got = student(board, call=call, board=_board(text), checked=checked)
+        _unchanged(text, board, call, student.name, checked)
+        yield text, got
+
+
 def _show(value: Any) -> str:
     return f"{value!r} ({type(value).__name__})" if value is not None else "None"
 
@@ -422,11 +438,8 @@ def check_player(player: Callable) -> None:
     student = _Student(player, "player")
     boards = _positions(over=False)
     checked = f"{len(boards):,} positions where the game is not over are checked"
-    for text in boards:
-        board = _board(text)
-        call = "player(board)"
-        got = student(board, call=call, board=_board(text), checked=checked)
-        _unchanged(text, board, call, "player", checked)
+    call = f"{student.name}(board)"
+    for text, got in _answers(student, boards, checked):
         expected = ref.player(_board(text))
         if not (isinstance(got, str) and got == expected):
             note = ""
@@ -444,11 +457,8 @@ def check_actions(actions: Callable) -> None:
     student = _Student(actions, "actions")
     boards = _positions(over=False)
     checked = f"{len(boards):,} positions where the game is not over are checked"
-    for text in boards:
-        board = _board(text)
-        call = "actions(board)"
-        got = student(board, call=call, board=_board(text), checked=checked)
-        _unchanged(text, board, call, "actions", checked)
+    call = f"{student.name}(board)"
+    for text, got in _answers(student, boards, checked):
         expected = ref.actions(_board(text))
         shown = "{" + ", ".join(map(str, sorted(expected))) + "}"
         if not isinstance(got, (set, frozenset)):
@@ -555,10 +565,7 @@ def check_winner(winner: Callable) -> None:
     student = _Student(winner, "winner")
     boards = _positions()
     checked = f"all {len(boards):,} positions are checked"
-    for text in boards:
-        board = _board(text)
-        got = student(board, call="winner(board)", board=_board(text), checked=checked)
-        _unchanged(text, board, "winner(board)", "winner", checked)
+    for text, got in _answers(student, boards, checked):
         expected = ref.winner(_board(text))
         if got != expected or not (got is None or isinstance(got, str)):
             note = "If no one has three in a row, winner returns None (not 'None', not EMPTY's string)." if expected is None else ""
@@ -580,10 +587,7 @@ def check_terminal(terminal: Callable) -> None:
 def _check_terminal(student: _Student) -> None:
     boards = _positions()
     checked = f"all {len(boards):,} positions are checked"
-    for text in boards:
-        board = _board(text)
-        got = student(board, call="terminal(board)", board=_board(text), checked=checked)
-        _unchanged(text, board, "terminal(board)", "terminal", checked)
+    for text, got in _answers(student, boards, checked):
         expected = ref.terminal(_board(text))
         if not isinstance(got, bool):
             raise _fail("terminal(board)", _board(text), f"should return True or False, not {type(got).__name__}", expected=repr(expected), got=_show(got), checked=checked)
@@ -608,10 +612,7 @@ def check_utility(utility: Callable) -> None:
 def _check_utility(student: _Student) -> None:
     boards = _positions(over=True)
     checked = f"{len(boards):,} positions where the game is over are checked"
-    for text in boards:
-        board = _board(text)
-        got = student(board, call="utility(board)", board=_board(text), checked=checked)
-        _unchanged(text, board, "utility(board)", "utility", checked)
+    for text, got in _answers(student, boards, checked):
         expected = ref.utility(_board(text))
         if isinstance(got, bool) or not isinstance(got, (int, float)) or got != expected:
             note = "X wins: 1; O wins: -1 (seed 002's text says 1 for O too: a typo); a draw: 0."
@@ -633,10 +634,7 @@ def check_rk_board(student_rk_board: Callable) -> None:
     student = _Student(student_rk_board, "rk_board")
     boards = _positions()
     checked = f"all {len(boards):,} positions are checked"
-    for text in boards:
-        board = _board(text)
-        got = student(board, call="rk_board(board)", board=_board(text), checked=checked)
-        _unchanged(text, board, "rk_board(board)", "rk_board", checked)
+    for text, got in _answers(student, boards, checked):
         expected = rk_board(_board(text))
         if not isinstance(got, list) or got != expected:
             raise _fail("rk_board(board)", _board(text), "wrong Rich & Knight board", expected=repr(expected), got=_show(got), note="B[0] is unused (0); B[1] to B[9] are the squares row by row: 2 blank, 3 X, 5 O.", checked=checked)
@@ -685,10 +683,7 @@ def check_win_block(win_block: Callable) -> None:
     student = _Student(win_block, "win_block")
     boards = _positions(over=False)
     checked = f"{len(boards):,} positions where the game is not over are checked"
-    for text in boards:
-        board = _board(text)
-        got = student(board, call="win_block(board)", board=_board(text), checked=checked)
-        _unchanged(text, board, "win_block(board)", "win_block", checked)
+    for text, got in _answers(student, boards, checked):
         me = classic.to_move(text)
         wins = classic.winning_squares(text, me)
         blocks = classic.winning_squares(text, "O" if me == "X" else "X")
@@ -783,7 +778,7 @@ def _check_search(function: Callable, name: str, *, budget: float) -> None:
             rate = elapsed / max(nodes_done, 1)
             if elapsed + 1.2 * rate * tree_size(text) > budget:
                 continue
-        _check_move(student, text, name, checked=f"{total:,} positions are checked, as far as the time budget allows")
+        _check_move(student, text, checked=f"{total:,} positions are checked, as far as the time budget allows")
         nodes_done += tree_size(text)
         done += 1
     seconds = time.perf_counter() - start
@@ -796,11 +791,11 @@ def _check_search(function: Callable, name: str, *, budget: float) -> None:
     )
 
 
-def _check_move(student: _Student, text: Text, name: str, *, checked: str) -> None:
-    board = _board(text)
+def _check_move(student: _Student, text: Text, *, checked: str) -> None:
+    """Raise CheckFailed unless the student's search returns an optimal action on `text` (None when over)."""
+    name = student.name
     call = f"{name}(board)"
-    got = student(board, call=call, board=_board(text), checked=checked)
-    _unchanged(text, board, call, name, checked)
+    ((_, got),) = _answers(student, [text], checked)
     if classic.is_terminal(text):
         if got is not None:
             raise _fail(call, _board(text), "the game is over, so there is no move to make", expected="None", got=_show(got), checked=checked)
@@ -888,7 +883,7 @@ def check_alphabeta_calls(alphabeta: Callable, *, fraction: float = ALPHABETA_CA
     with counting_calls(namespace) as count:
         for text in boards:
             before = count[0]
-            _check_move(student, text, "alphabeta", checked=checked)
+            _check_move(student, text, checked=checked)
             if count[0] == before and text.count(".") > 1:
                 raise _fail("alphabeta(board)", _board(text), "never called result(board, action)", note="The grader counts the nodes your search visits through its calls to result: make every child board with result.", checked=checked)
             if count[0] > bound:
@@ -959,18 +954,9 @@ def _draw_big(state: Any) -> str:
 
 
 def _fail_big(call: str, state: Any, problem: str, *, expected: Any = None, got: Any = None, note: str = "", checked: str = "") -> CheckFailed:
-    lines = [f"{call}: {problem}", "", "state (boards 0-8 row by row, cells 0-8 in each):", _draw_big(state)]
-    lines.append(f"   as a state: {state!r}")
-    lines.append("")
-    if expected is not None:
-        lines.append(f"expected: {expected}")
-    if got is not None:
-        lines.append(f"returned: {got}")
-    if note:
-        lines += ["", note]
-    if checked:
-        lines += ["", f"(the first failing case; {checked})"]
-    return CheckFailed("\n".join(lines).rstrip())
+    """Return the CheckFailed for one case on a nine-board state, drawn."""
+    picture = ["state (boards 0-8 row by row, cells 0-8 in each):", _draw_big(state), f"   as a state: {state!r}"]
+    return _failure(call, problem, picture, expected=expected, got=got, note=note, checked=checked)
 
 
 @contextlib.contextmanager

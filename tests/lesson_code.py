@@ -13,6 +13,14 @@ from typing import Callable, Optional
 import nbformat
 
 NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
+LESSONS = [
+    "01-boards-and-moves",
+    "02-who-won",
+    "03-rule-based-players",
+    "04-minimax",
+    "05-alpha-beta",
+    "06-heuristics-and-depth-limits",
+]
 
 
 def notebook(lesson: str) -> nbformat.NotebookNode:

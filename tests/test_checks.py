@@ -14,7 +14,7 @@ import pytest
 import ttt.tictactoe as ref
 from grader import checks
 from grader.checks import CheckFailed
-from lesson_code import solution_namespace
+from lesson_code import LESSONS, solution_namespace
 from ttt.games import bigboard, classic
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "data"))
@@ -30,14 +30,7 @@ def solutions(name: str) -> dict:
     return lesson(name)
 
 
-L1, L2, L3, L4, L5, L6 = (
-    "01-boards-and-moves",
-    "02-who-won",
-    "03-rule-based-players",
-    "04-minimax",
-    "05-alpha-beta",
-    "06-heuristics-and-depth-limits",
-)
+L1, L2, L3, L4, L5, L6 = LESSONS
 
 
 def failure(check, function, **kwargs) -> str:
@@ -192,30 +185,28 @@ def test_result_that_changes_its_input():
     assert "result changed the board it was given" in message
 
 
-def test_result_without_a_range_check_is_caught_on_negative_indexes():
+def careless_result(*, range_check: bool, error: type):
+    """Return a result that copies the board but checks only what it is told, raising `error`."""
+
     def result(board, action):
         i, j = action
-        if board[i][j] is not None:
-            raise ValueError("taken")
+        if (range_check and not (0 <= i <= 2 and 0 <= j <= 2)) or board[i][j] is not None:
+            raise error("taken")
         new = copy.deepcopy(board)
         new[i][j] = naive.player(board)
         return new
 
-    message = failure(checks.check_result, result)
+    return result
+
+
+def test_result_without_a_range_check_is_caught_on_negative_indexes():
+    message = failure(checks.check_result, careless_result(range_check=False, error=ValueError))
     assert "result(board, (-1, 0)): returned a board instead of raising ValueError" in message
     assert "board[-1] is the last row" in message
 
 
 def test_result_raising_the_wrong_exception():
-    def result(board, action):
-        i, j = action
-        if not (0 <= i <= 2 and 0 <= j <= 2) or board[i][j] is not None:
-            raise Exception("taken")
-        new = copy.deepcopy(board)
-        new[i][j] = naive.player(board)
-        return new
-
-    message = failure(checks.check_result, result)
+    message = failure(checks.check_result, careless_result(range_check=True, error=Exception))
     assert "raised Exception (taken); an invalid action should raise ValueError" in message
 
 

@@ -10,17 +10,8 @@ import nbformat
 import pytest
 
 from grader.course import CELL_TIMEOUT, COURSE_ID, lesson_names, lesson_path, make_course
-from lesson_code import NOTEBOOKS, is_grade, is_solution, notebook
+from lesson_code import LESSONS, is_grade, is_solution, notebook
 from notebook_runs import errors, execute, in_parallel, nbgrader
-
-LESSONS = [
-    "01-boards-and-moves",
-    "02-who-won",
-    "03-rule-based-players",
-    "04-minimax",
-    "05-alpha-beta",
-    "06-heuristics-and-depth-limits",
-]
 
 
 def nbgrader_meta(cell) -> dict:
