@@ -12,6 +12,10 @@ While the student's function runs, the reference functions that compute the same
 switched off (calling them raises inside the student's code), and the student's code is
 searched for them beforehand, so a function that hands the work to the reference fails with a
 message saying so. A function that is still the lesson's stub raises NotImplementedError as is.
+Each function is graded on its own: where it uses another of the student's functions (``result``
+calls ``player``, ``terminal`` calls ``winner``), the check puts the reference one in its place
+while it runs. In a kernel, a failing check shows its message alone, without a traceback, so no
+line of the hidden test is shown.
 
 Time budgets. nbgrader runs each cell with a 30-second timeout (``Execute.timeout``, nbgrader
 0.9.6's default). The checks of the cheap functions take well under a second. `check_minimax`
@@ -27,9 +31,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import inspect
 import linecache
-import math
 import sys
 import time
 import traceback
@@ -169,7 +171,6 @@ FORBIDDEN["depth_limited"] = _SEARCHES + _PLAYERS + (search.mcts,)
 
 def _forbidden_objects(kind: str) -> list[Callable]:
     return [_plain(f) for f in FORBIDDEN.get(kind, ())]
-
 
 
 @contextlib.contextmanager
