@@ -5,7 +5,7 @@ grade units with nbgrader's own ``Autograde`` converter (through ``NbGraderAPI``
 private copy of the gradebook and a private staging folder inside ``DIR/.ttt-grader/work/``,
 so they never write the course's files. The main process is the only writer: for every unit a
 worker finishes it copies the grades into ``DIR/gradebook.db`` with nbgrader's ``Gradebook``
-API, in one transaction, then moves the autograded notebook into ``DIR/autograded/`` and only
+API, then moves the autograded notebook into ``DIR/autograded/`` and only
 then records the unit as done in ``DIR/.ttt-grader/graded/``. A run killed at any point loses
 at most the units in flight; the next run grades those again and skips the rest (unless the
 submission or the lesson changed, or ``force`` is given), so running it twice changes nothing.
@@ -21,6 +21,7 @@ use of the reference solution) is collected into each unit's ``problems``.
 from __future__ import annotations
 
 import fcntl
+import functools
 import hashlib
 import json
 import multiprocessing
@@ -194,19 +195,26 @@ def stage(course: Path, student: str, lesson: str, *, into: Path, coursedir, bla
     return problems
 
 
+def _locked(notebook) -> dict[str, str]:
+    """Returns {grade id: source} of a notebook's locked cells."""
+    return {c.metadata["nbgrader"]["grade_id"]: c.source for c in notebook.cells
+            if c.metadata.get("nbgrader", {}).get("locked") and "grade_id" in c.metadata["nbgrader"]}
+
+
+@functools.lru_cache(maxsize=64)
+def _locked_in(path: Path, mtime: float) -> dict[str, str]:
+    import nbformat
+
+    return _locked(nbformat.read(path, as_version=4))
+
+
 def _edited_cells(nb, release: Path, source: Path) -> list[str]:
     """Returns a problem for each locked cell of the release that the student changed (a cell
     that matches the source version, hidden tests and all, counts as unchanged)."""
-    import nbformat
-
-    def locked(notebook):
-        return {c.metadata["nbgrader"]["grade_id"]: c.source for c in notebook.cells
-                if c.metadata.get("nbgrader", {}).get("locked") and "grade_id" in c.metadata["nbgrader"]}
-
-    given = locked(nb)
-    original = locked(nbformat.read(source, as_version=4))
+    given = _locked(nb)
+    original = _locked_in(source, source.stat().st_mtime)
     return [f"locked cell {grade_id} was edited; nbgrader restored it from the source"
-            for grade_id, text in locked(nbformat.read(release, as_version=4)).items()
+            for grade_id, text in _locked_in(release, release.stat().st_mtime).items()
             if grade_id in given and given[grade_id] not in (text, original.get(grade_id))]
 
 
@@ -290,9 +298,9 @@ def grade_unit(student: str, lesson: str, *, last: bool = False) -> dict:
 
 
 def record(db_url: str, student: str, lesson: str, data: dict) -> tuple[float, float]:
-    """Writes one submission's autograder results into the gradebook in one transaction, as
-    nbgrader's SaveAutoGrades would (a grade with a manual score still needs review);
-    returns its (score, max score)."""
+    """Writes one submission's autograder results into the gradebook as nbgrader's
+    SaveAutoGrades would (a grade with a manual score still needs review), its grades and
+    comments in one transaction; returns its (score, max score)."""
     from datetime import datetime
 
     from nbgrader.api import Gradebook
@@ -358,8 +366,6 @@ def autograde(course: Path, *, jobs: int = 1, students: list[str] | None = None,
               memory_mb: int | None = None, progress: bool = True) -> list[Outcome]:
     """Grades every submission of the course (or those of ``students`` / ``lessons``) with
     ``jobs`` workers; returns one Outcome per (student, lesson), sorted."""
-    from tqdm import tqdm
-
     from grader.execute import SafeExecute
     from grader.kernel import use_kernelspecs, write_kernelspec
 
@@ -384,6 +390,9 @@ def autograde(course: Path, *, jobs: int = 1, students: list[str] | None = None,
         for student, lesson in units:
             before = None if force else _previous(course, student, lesson, coursedir)
             (outcomes.append(before) if before else todo.append((student, lesson)))
+        # later lessons first (in this course they take longest), so that the workers end together
+        todo.sort(key=lambda unit: unit[0])
+        todo.sort(key=lambda unit: unit[1], reverse=True)
         if todo:
             outcomes += _run(course, coursedir, todo, jobs=jobs, timeout=timeout, memory_mb=memory_mb, progress=progress)
         shutil.rmtree(state / "work", ignore_errors=True)

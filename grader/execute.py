@@ -5,7 +5,8 @@ stock nbgrader lacks when a submission misbehaves:
 
 - a kernel that dies in a cell (``os._exit``, a crash, out of memory) or hangs past the cell
   timeout without answering the interrupt is replaced by a fresh one; the cells that ran
-  before are run again, quietly, so only the cells that depend on the broken one lose marks.
+  before (test cells apart) are run again, quietly, so only the cells that depend on the
+  broken one lose marks.
   The broken cell gets an error output that says what happened (a test cell with an error
   scores zero). After ``restart_limit`` restarts the remaining cells get an error output
   instead of running.
@@ -25,6 +26,7 @@ from nbclient.exceptions import CellTimeoutError, DeadKernelError
 from nbclient.util import ensure_async, run_sync
 from nbformat import v4
 from nbgrader.preprocessors import Execute
+from nbgrader.utils import is_grade, is_solution
 from traitlets import Bool, Integer, List, Unicode
 
 from grader.kernel import DEFAULT_MEMORY_MB, KERNEL_NAME
@@ -106,8 +108,9 @@ class SafeExecute(Execute):
                 "when interrupted; a fresh kernel ran the cells above again for the rest."))
             self._recover("the kernel hung again")
         else:
-            if not any(o.get("ename") == "CellTimeoutError" for o in cell.outputs if o.output_type == "error"):
-                self._done.append(index)
+            timed_out = any(o.get("ename") == "CellTimeoutError" for o in cell.outputs if o.output_type == "error")
+            if not timed_out and not (is_grade(cell) and not is_solution(cell)):
+                self._done.append(index)  # run again after a restart (test cells only check: not them)
         return cell, resources
 
     def output(self, outs, msg, display_id, cell_index):

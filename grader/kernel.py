@@ -75,6 +75,8 @@ def main(argv: list[str] | None = None) -> None:
             importlib.import_module(name)
         except Exception:
             pass
+    if sys.path and sys.path[0] in ("", os.getcwd()):  # as ipykernel_launcher: not the launch folder
+        del sys.path[0]
     from ipykernel import kernelapp
 
     sys.argv = [sys.argv[0], *args]

@@ -53,7 +53,7 @@ def grading_config(course: Path, *, timeout: int | None = None, memory_mb: int |
         SafeExecute, IgnorePattern, ClearMetadataPreprocessor, LimitOutput, SaveAutoGrades,
         AssignLatePenalties, CheckCellMetadata]
     config.OverwriteCells.add_missing_cells = True
-    config.GenerateFeedback.preprocessors = [GetGrades, ClearHiddenTests, HideTestCode, CSSHTMLHeaderPreprocessor]
+    config.GenerateFeedback.preprocessors = [GetGrades, HideTestCode, ClearHiddenTests, CSSHTMLHeaderPreprocessor]
     config.merge(course_config(course))
     if timeout is not None:
         config.Execute.timeout = int(timeout)

@@ -5,23 +5,26 @@ preprocessor empties the nbgrader metadata of a copied cell, which ``OverwriteCe
 ``add_missing_cells``) then fails on (KeyError 'grade_id', nbgrader 0.9.6); this one removes
 the emptied metadata, so the copy is graded as the ordinary cell it now is.
 
-Feedback without the hidden tests, only what the check said: ``HideTestCode`` is an nbgrader preprocessor for ``GenerateFeedback``, run after nbgrader's
-``ClearHiddenTests``: in every autograder test cell it shortens each error's traceback (which
-would quote the hidden test lines) to its last line, ``AssertionError: <the check's message>``.
+Feedback without the hidden tests, only what the check said: ``HideTestCode`` is an nbgrader
+preprocessor for ``GenerateFeedback``, run just before nbgrader's ``ClearHiddenTests`` (which
+removes the hidden tests' code): in every test cell with hidden tests it shortens each error's
+traceback, which would quote the hidden test lines, to ``AssertionError: <the check's
+message>``. Errors in test cells without hidden tests keep their traceback.
 """
 
 from __future__ import annotations
 
-from nbgrader.preprocessors import NbGraderPreprocessor
+from nbgrader.preprocessors import ClearHiddenTests, NbGraderPreprocessor
 from nbgrader.utils import is_grade, is_solution
 
 
 class HideTestCode(NbGraderPreprocessor):
-    """Keeps only ``ename: evalue`` of errors in test cells."""
+    """Keeps only ``ename: evalue`` of errors in test cells that hold hidden tests."""
 
     def preprocess_cell(self, cell, resources, cell_index):
-        """Returns the cell, its test tracebacks cut to the error's name and message."""
-        if cell.cell_type == "code" and is_grade(cell) and not is_solution(cell):
+        """Returns the cell, its tracebacks cut to the error's name and message if it has hidden tests."""
+        hidden = ClearHiddenTests(config=self.config).begin_test_delimeter in cell.source
+        if cell.cell_type == "code" and is_grade(cell) and not is_solution(cell) and hidden:
             for output in cell.get("outputs", []):
                 if output.output_type == "error":
                     output.traceback = [f"{output.ename}: {output.evalue}"]

@@ -6,8 +6,6 @@ so that a notebook grades in about a second, with a short cell timeout and memor
 
 from __future__ import annotations
 
-import copy
-import json
 import shutil
 from pathlib import Path
 
