@@ -111,16 +111,19 @@ def test_five_commands_on_a_small_course(tmp_path, capsys):
     nbformat.write(gc.solved(course, player="def player(board):\n    return 'X'"), inbox / "grace-tiny.ipynb")
     nbformat.write(gc.released(course), inbox / "untitled.ipynb")  # no lesson, no student: reported
     with zipfile.ZipFile(inbox / "canvas.zip", "w") as archive:  # an LMS export
-        archive.writestr("alan_late_1234_5678_tiny.ipynb", nbformat.writes(gc.solved(course)))
+        archive.writestr("alan_late_1234_5678_tiny.ipynb", nbformat.writes(gc.solved(course)))  # Canvas
+        archive.writestr("Kurt Goedel_42_assignsubmission_file_/tiny.ipynb", nbformat.writes(gc.solved(course)))  # Moodle
     assert main(["collect", str(inbox), "--course", str(course)]) == 1
     out = capsys.readouterr().out
-    assert "placed 3 notebooks for 3 students" in out and "untitled.ipynb: no lesson" in out
+    assert "placed 4 notebooks for 4 students" in out and "untitled.ipynb: no lesson" in out
     assert sorted(p.parent.parent.name for p in (course / "submitted").glob("*/tiny/tiny.ipynb")) == \
-        ["ada_lovelace", "alan", "grace"]
+        ["ada_lovelace", "alan", "grace", "kurt_goedel_42"]
 
     assert main(["autograde", "--course", str(course), "--jobs", "2", "-q"]) == 0
     out = capsys.readouterr().out
-    assert "3 of 3 submissions graded" in out and re.search(r"grace +1/3", out)
+    assert "4 of 4 submissions graded (4 now" in out and re.search(r"grace +1/3", out)
+    assert main(["autograde", "--course", str(course), "--student", "grace", "--force", "-q"]) == 0
+    assert "1 of 1 submissions graded (1 now" in capsys.readouterr().out
 
     assert main(["feedback", "--course", str(course)]) == 0
     html = (course / "feedback" / "grace" / "tiny" / "tiny.html").read_text()
