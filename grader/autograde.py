@@ -112,10 +112,13 @@ _WORKER: dict = {}
 
 
 def _die_with_parent() -> None:
-    """Asks Linux to kill this process when its parent dies (a killed grader leaves no workers)."""
+    """Asks Linux to kill this process when its parent dies (a killed grader leaves no workers);
+    Ctrl-C is left to the parent, which stops the workers by exiting."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     if sys.platform.startswith("linux"):
         import ctypes
-        import signal
 
         try:
             ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
@@ -426,8 +429,10 @@ def _run(course, coursedir, todo, *, jobs, timeout, memory_mb, progress) -> list
                 outcome = Outcome(student, lesson, error=f"{type(error).__name__}: {error}")
             bar.set_postfix_str(f"{student}/{lesson}", refresh=False)
             outcomes.append(outcome)
-    except BaseException:
+    except BaseException:  # Ctrl-C: what is recorded stays; the units in flight are dropped
         pool.shutdown(wait=False, cancel_futures=True)
+        for worker in multiprocessing.active_children():
+            worker.terminate()
         raise
     pool.shutdown(wait=True)
     return outcomes
