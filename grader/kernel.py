@@ -31,7 +31,10 @@ def write_kernelspec(root: Path, *, memory_mb: int = DEFAULT_MEMORY_MB) -> Path:
                  "-f", "{connection_file}"],
         "display_name": f"Python 3 (grading, {int(memory_mb)} MB)",
         "language": "python",
-        "env": {"MALLOC_ARENA_MAX": "2", "PYDEVD_DISABLE_FILE_VALIDATION": "1"},
+        # one thread per numeric library: students are graded in parallel already, and a
+        # thread pool per core would eat the address-space cap on a machine with many cores
+        "env": {"MALLOC_ARENA_MAX": "2", "PYDEVD_DISABLE_FILE_VALIDATION": "1", "OMP_NUM_THREADS": "1",
+                "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"},
         "metadata": {"debugger": False},
     }
     (folder / "kernel.json").write_text(json.dumps(spec, indent=1))

@@ -76,6 +76,7 @@ def minimax(board):
 '''
 
 
+@pytest.mark.slow
 def test_check_passes_a_correct_cs50_file(tmp_path, capsys):
     path = tmp_path / "tictactoe.py"
     path.write_text(NAIVE)
@@ -85,6 +86,7 @@ def test_check_passes_a_correct_cs50_file(tmp_path, capsys):
     assert all(r["passed"] for r in results), results
 
 
+@pytest.mark.slow
 def test_check_survives_hostile_files(tmp_path, capsys):
     path = tmp_path / "tictactoe.py"
     path.write_text(NAIVE.replace("def minimax(board):\n", "def minimax(board):\n    while True:\n        pass\n")
@@ -159,3 +161,32 @@ def test_release_and_grade_the_real_lessons(tmp_path, capsys):
         blank = gb.find_submission(lessons[0], "blank")
         assert solved.score == solved.max_score > 0
         assert blank.score == 0
+
+
+@pytest.mark.parametrize("path, student, lesson", [
+    ("alice/01-boards-and-moves.ipynb", "alice", "01-boards-and-moves"),
+    ("Bob Smith/01 Boards and Moves (1).ipynb", "bob_smith", "01-boards-and-moves"),
+    ("carol/01-boards-and-moves/Untitled.ipynb", "carol", "01-boards-and-moves"),
+    ("dave_late_123_456_01-boards-and-moves.ipynb", "dave", "01-boards-and-moves"),
+    ("Eve Adams_77_assignsubmission_file_/02_who_won.ipynb", "eve_adams_77", "02-who-won"),
+    ("Lesson2_frank_attempt_2026-11-20-10-00-00_02-who-won.ipynb", "frank", "02-who-won"),
+    ("gina-02-who-won.ipynb", "gina", "02-who-won"),
+    ("02-who-won.ipynb", None, "02-who-won"),
+    ("hank/notes.ipynb", None, None),
+])
+def test_collect_maps_names(tmp_path, path, student, lesson):
+    from grader.collect import collect
+
+    course = tmp_path / "course"
+    for name in ("01-boards-and-moves", "02-who-won"):
+        (course / "source" / name).mkdir(parents=True)
+        nbformat.write(nbformat.v4.new_notebook(), course / "source" / name / f"{name}.ipynb")
+    inbox = tmp_path / "inbox"
+    (inbox / path).parent.mkdir(parents=True, exist_ok=True)
+    nbformat.write(nbformat.v4.new_notebook(), inbox / path)
+    report = collect(inbox, course)
+    if student is None:
+        assert report.placed == [] and report.unplaced[0][0] == path
+    else:
+        assert [(s, l) for s, l, _ in report.placed] == [(student, lesson)]
+        assert (course / "submitted" / student / lesson / f"{lesson}.ipynb").exists()
