@@ -38,8 +38,8 @@ BUGS = {
     ),
     "02-who-won": ([("        return -1\n", "        return 1\n")], {"utility-tests"}),  # seed 002's typo
     "03-rule-based-players": ([("for mark in (me, them):", "for mark in (me,):")], {"win-block-tests"}),
-    "04-minimax": (  # seed 003's bug: X takes the max of max_value
-        [("key=lambda action: min_value(result(board, action))", "key=lambda action: max_value(result(board, action))")],
+    "04-minimax": (  # max_value starts from 0, not -infinity: X cannot tell losing from drawing
+        [("v = -math.inf", "v = 0")],
         {"minimax-tests"},
     ),
     "05-alpha-beta": ([("if v >= beta:", "if v > beta:"), ("if v <= alpha:", "if v < alpha:")], {"alphabeta-prunes"}),
@@ -166,7 +166,7 @@ def test_a_planted_bug_loses_exactly_its_cells(graded, lesson):
                 assert len(out.traceback) == 1 and "check_" not in out.traceback[0]  # its message alone
     if lesson == "04-minimax":  # this bug passes the visible tests; the hidden check finds it
         (found,) = [o for c in nb.cells for o in c.get("outputs", []) if o.output_type == "error"]
-        assert found.ename == "CheckFailed" and "is not an optimal move for X" in found.evalue
+        assert found.ename == "CheckFailed" and "is not an optimal move for O" in found.evalue
 
 
 def test_a_naive_cs50_minimax_gets_full_marks_within_the_default_timeout(graded):
