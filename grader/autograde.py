@@ -128,7 +128,7 @@ def _die_with_parent() -> None:
 
 def copy_database(source: Path, target: Path) -> None:
     """Copies an sqlite database consistently (sqlite's backup API), even while it is in use."""
-    with sqlite3.connect(f"file:{source}?mode=ro", uri=True) as src, sqlite3.connect(target) as dst:
+    with sqlite3.connect(f"{Path(source).resolve().as_uri()}?mode=ro", uri=True) as src, sqlite3.connect(target) as dst:
         src.backup(dst)
     src.close()
     dst.close()
