@@ -3,8 +3,9 @@
 Each ``check_*`` function runs the student's function on every relevant position (the 3x3
 space is small: all 5,478 reachable positions, ``ttt.games.classic.reachable_positions()``),
 compares each answer with the reference (``ttt.tictactoe``, ``ttt.games.classic``,
-``ttt.agents``, ``ttt.games.nineboard``), and prints a one-line summary (it returns None: nbgrader
-would read a value left by a grade cell as its score). On the first wrong answer it raises
+``ttt.agents``, ``ttt.games.nineboard``), and prints a one-line summary, which it also returns
+(hidden tests assign it, ``_ = check_player(player)``: nbgrader reads a value a grade cell leaves
+as its output as the cell's score). On the first wrong answer it raises
 `CheckFailed` (an AssertionError) whose message draws the board, shows the input, what was
 expected and what came back: only that first case, and no grader code.
 
@@ -377,10 +378,15 @@ def _action(square: int) -> tuple[int, int]:
     return divmod(square, 3)
 
 
-def _passed(name: str, what: str, seconds: Optional[float] = None) -> None:
-    """Print the summary of a check that passed."""
+def _passed(name: str, what: str, seconds: Optional[float] = None) -> str:
+    """Print and return the summary of a check that passed."""
     tail = f" ({seconds:.1f} s)" if seconds is not None else ""
-    print(f"{name}: correct on {what}{tail}.")
+    return _summary(f"{name}: correct on {what}{tail}.")
+
+
+def _summary(text: str) -> str:
+    print(text)
+    return text
 
 
 def _show_plainly(shell: Any, etype: type, value: BaseException, tb: Any, tb_offset: Optional[int] = None) -> list[str]:
@@ -405,19 +411,20 @@ def _install_display() -> None:
         shell._ttt_checks_display = True
 
 
-def _guarded(check: Callable) -> Callable[..., None]:
+def _guarded(check: Callable) -> Callable[..., str]:
     """Return `check` so that a failure shows only its message, without the grader's frames.
 
-    Checks print their summary and return None: nbgrader would read a value left by a grade
-    cell as the cell's score.
+    Checks print their one-line summary and also return it. A hidden test assigns it
+    (``_ = check_player(player)``): nbgrader would read a value left as a grade cell's output
+    as the cell's score.
     """
 
     @functools.wraps(check)
-    def run(*args: Any, **kwargs: Any) -> None:
+    def run(*args: Any, **kwargs: Any) -> str:
         __tracebackhide__ = True  # noqa: F841  (IPython and pytest hide this frame)
         _install_display()
         try:
-            check(*args, **kwargs)
+            return check(*args, **kwargs)
         except (CheckFailed, NotImplementedError) as error:
             error.__traceback__ = None
             error.__context__ = None
@@ -431,8 +438,8 @@ def _guarded(check: Callable) -> Callable[..., None]:
 
 
 @_guarded
-def check_player(player: Callable) -> None:
-    """Print a one-line summary if `player(board)` is X or O as the reference says on every position not over.
+def check_player(player: Callable) -> str:
+    """Print and return a one-line summary if `player(board)` is X or O as the reference says on every position not over.
 
     Seed 002: any answer is accepted on a board where the game is over.
     """
@@ -449,12 +456,12 @@ def check_player(player: Callable) -> None:
             elif got is None:
                 note = "player must return X or O (seed 002: X = 'X', O = 'O'); None means it returned nothing."
             raise _fail(call, _board(text), "wrong player", expected=repr(expected), got=_show(got), note=note, checked=checked)
-    _passed("player", f"all {len(boards):,} positions where the game is not over")
+    return _passed("player", f"all {len(boards):,} positions where the game is not over")
 
 
 @_guarded
-def check_actions(actions: Callable) -> None:
-    """Print a one-line summary if `actions(board)` is the set of empty squares (i, j) on every position not over."""
+def check_actions(actions: Callable) -> str:
+    """Print and return a one-line summary if `actions(board)` is the set of empty squares (i, j) on every position not over."""
     student = _Student(actions, "actions")
     boards = _positions(over=False)
     checked = f"{len(boards):,} positions where the game is not over are checked"
@@ -481,7 +488,7 @@ def check_actions(actions: Callable) -> None:
                 if part
             )
             raise _fail(call, _board(text), "wrong set of actions", expected=shown, got=repr(got), note=note, checked=checked)
-    _passed("actions", f"all {len(boards):,} positions where the game is not over")
+    return _passed("actions", f"all {len(boards):,} positions where the game is not over")
 
 
 INVALID_ACTIONS: tuple[tuple[Any, str], ...] = (
@@ -493,8 +500,8 @@ INVALID_ACTIONS: tuple[tuple[Any, str], ...] = (
 
 
 @_guarded
-def check_result(result: Callable) -> None:
-    """Print a one-line summary if `result` is right on every legal action of every position not over.
+def check_result(result: Callable) -> str:
+    """Print and return a one-line summary if `result` is right on every legal action of every position not over.
 
     It must return a new board with the mover's mark added, leave its input unchanged, and
     raise ValueError (``ttt.InvalidActionError`` is one) for a taken square or a square off
@@ -502,10 +509,10 @@ def check_result(result: Callable) -> None:
     """
     student = _Student(result, "result")
     with _helpers_replaced(result, player=ref.player):
-        _check_result(student)
+        return _check_result(student)
 
 
-def _check_result(student: _Student) -> None:
+def _check_result(student: _Student) -> str:
     boards = _positions(over=False)
     count = sum(len(classic.moves(b)) for b in boards)
     checked = f"{count:,} moves in {len(boards):,} positions are checked"
@@ -530,7 +537,7 @@ def _check_result(student: _Student) -> None:
         for action, why in cases:
             invalid += 1
             _expect_invalid(student, text, action, why, checked)
-    _passed("result", f"all {count:,} legal moves, and {invalid:,} invalid ones raise ValueError")
+    return _passed("result", f"all {count:,} legal moves, and {invalid:,} invalid ones raise ValueError")
 
 
 def _expect_invalid(student: _Student, text: Text, action: Any, why: str, checked: str) -> None:
@@ -561,8 +568,8 @@ def _expect_invalid(student: _Student, text: Text, action: Any, why: str, checke
 
 
 @_guarded
-def check_winner(winner: Callable) -> None:
-    """Print a one-line summary if `winner(board)` is X, O or None as the reference says, on all 5,478 positions."""
+def check_winner(winner: Callable) -> str:
+    """Print and return a one-line summary if `winner(board)` is X, O or None as the reference says, on all 5,478 positions."""
     student = _Student(winner, "winner")
     boards = _positions()
     checked = f"all {len(boards):,} positions are checked"
@@ -571,21 +578,21 @@ def check_winner(winner: Callable) -> None:
         if got != expected or not (got is None or isinstance(got, str)):
             note = "If no one has three in a row, winner returns None (not 'None', not EMPTY's string)." if expected is None else ""
             raise _fail("winner(board)", _board(text), "wrong winner", expected=repr(expected), got=_show(got), note=note, checked=checked)
-    _passed("winner", f"all {len(boards):,} positions")
+    return _passed("winner", f"all {len(boards):,} positions")
 
 
 @_guarded
-def check_terminal(terminal: Callable) -> None:
-    """Print a one-line summary if `terminal(board)` is True exactly on won or full boards, on all 5,478 positions.
+def check_terminal(terminal: Callable) -> str:
+    """Print and return a one-line summary if `terminal(board)` is True exactly on won or full boards, on all 5,478 positions.
 
     While it runs, the student's own ``winner`` (if any) is the reference one.
     """
     student = _Student(terminal, "terminal")
     with _helpers_replaced(terminal, winner=ref.winner):
-        _check_terminal(student)
+        return _check_terminal(student)
 
 
-def _check_terminal(student: _Student) -> None:
+def _check_terminal(student: _Student) -> str:
     boards = _positions()
     checked = f"all {len(boards):,} positions are checked"
     for text, got in _answers(student, boards, checked):
@@ -595,22 +602,22 @@ def _check_terminal(student: _Student) -> None:
         if got != expected:
             note = "The game is over when someone has three in a row, or when every square is filled."
             raise _fail("terminal(board)", _board(text), "wrong answer", expected=repr(expected), got=repr(got), note=note, checked=checked)
-    _passed("terminal", f"all {len(boards):,} positions")
+    return _passed("terminal", f"all {len(boards):,} positions")
 
 
 @_guarded
-def check_utility(utility: Callable) -> None:
-    """Print a one-line summary if `utility(board)` is 1, -1 or 0 on every position where the game is over.
+def check_utility(utility: Callable) -> str:
+    """Print and return a one-line summary if `utility(board)` is 1, -1 or 0 on every position where the game is over.
 
     Seed 002's text gives an O win utility 1: a typo, it is -1. While it runs, the student's
     own ``winner`` and ``terminal`` (if any) are the reference ones.
     """
     student = _Student(utility, "utility")
     with _helpers_replaced(utility, winner=ref.winner, terminal=ref.terminal):
-        _check_utility(student)
+        return _check_utility(student)
 
 
-def _check_utility(student: _Student) -> None:
+def _check_utility(student: _Student) -> str:
     boards = _positions(over=True)
     checked = f"{len(boards):,} positions where the game is over are checked"
     for text, got in _answers(student, boards, checked):
@@ -618,7 +625,7 @@ def _check_utility(student: _Student) -> None:
         if isinstance(got, bool) or not isinstance(got, (int, float)) or got != expected:
             note = "X wins: 1; O wins: -1 (seed 002's text says 1 for O too: a typo); a draw: 0."
             raise _fail("utility(board)", _board(text), "wrong utility", expected=repr(expected), got=_show(got), note=note, checked=checked)
-    _passed("utility", f"all {len(boards):,} positions where the game is over")
+    return _passed("utility", f"all {len(boards):,} positions where the game is over")
 
 
 _RK_CODE = {".": 2, "X": 3, "O": 5}
@@ -630,8 +637,8 @@ def rk_board(board: Board) -> list[int]:
 
 
 @_guarded
-def check_rk_board(student_rk_board: Callable) -> None:
-    """Print a one-line summary if the student's `rk_board(board)` equals `rk_board` on all 5,478 positions."""
+def check_rk_board(student_rk_board: Callable) -> str:
+    """Print and return a one-line summary if the student's `rk_board(board)` equals `rk_board` on all 5,478 positions."""
     student = _Student(student_rk_board, "rk_board")
     boards = _positions()
     checked = f"all {len(boards):,} positions are checked"
@@ -639,12 +646,12 @@ def check_rk_board(student_rk_board: Callable) -> None:
         expected = rk_board(_board(text))
         if not isinstance(got, list) or got != expected:
             raise _fail("rk_board(board)", _board(text), "wrong Rich & Knight board", expected=repr(expected), got=_show(got), note="B[0] is unused (0); B[1] to B[9] are the squares row by row: 2 blank, 3 X, 5 O.", checked=checked)
-    _passed("rk_board", f"all {len(boards):,} positions")
+    return _passed("rk_board", f"all {len(boards):,} positions")
 
 
 @_guarded
-def check_poss_win(poss_win: Callable) -> None:
-    """Print a one-line summary if `poss_win(B, p)` finds a winning square 1-9 for p, or 0 when there is none.
+def check_poss_win(poss_win: Callable) -> str:
+    """Print and return a one-line summary if `poss_win(B, p)` finds a winning square 1-9 for p, or 0 when there is none.
 
     Checked for X and for O on every position not over. Seed 001 checks the lines one at a
     time and returns the first it finds; any winning square is accepted.
@@ -666,15 +673,15 @@ def check_poss_win(poss_win: Callable) -> None:
                 raise _fail(call, text, f"{p} cannot win with one move here", expected="0", got=repr(got), note=f"A line where {p} can win has product {18 if p == 'X' else 50}: two of {p}'s marks and a blank.", checked=checked)
             if wins and got not in wins:
                 raise _fail(call, text, f"{p} can win next move", expected=" or ".join(map(str, wins)), got=repr(got), note="Return the number (1-9) of the blank square on a line whose product is " + ("18 (3 * 3 * 2)." if p == "X" else "50 (5 * 5 * 2)."), checked=checked)
-    _passed("poss_win", f"{2 * len(boards):,} cases")
+    return _passed("poss_win", f"{2 * len(boards):,} cases")
 
 
 # --- lesson 3: seed 004's win-block player ------------------------------------------------------
 
 
 @_guarded
-def check_win_block(win_block: Callable) -> None:
-    """Print a one-line summary if `win_block(board)` plays seed 004's cpuMove on every position not over.
+def check_win_block(win_block: Callable) -> str:
+    """Print and return a one-line summary if `win_block(board)` plays seed 004's cpuMove on every position not over.
 
     It must win if it can (any winning square), else block (any square where the opponent
     would win), else take the first free square of 4, 0, 2, 6, 8, 1, 3, 5, 7 (seed 004's
@@ -705,7 +712,7 @@ def check_win_block(win_block: Callable) -> None:
                 note="" if square is not None else "win_block returns an action (i, j): row i, column j.",
                 checked=checked,
             )
-    _passed("win_block", f"all {len(boards):,} positions where the game is not over")
+    return _passed("win_block", f"all {len(boards):,} positions where the game is not over")
 
 
 def _square_or_none(action: Any) -> Optional[int]:
@@ -765,8 +772,8 @@ def search_plan() -> tuple[tuple[Text, ...], tuple[Text, ...]]:
     return tuple(fixed), tuple(rest)
 
 
-def _check_search(function: Callable, name: str, *, budget: float) -> None:
-    """Print a one-line summary if `function(board)` returns an optimal move (None when over) on the planned positions."""
+def _check_search(function: Callable, name: str, *, budget: float) -> str:
+    """Print and return a one-line summary if `function(board)` returns an optimal move (None when over) on the planned positions."""
     student = _Student(function, name, kind="minimax")
     fixed, rest = search_plan()
     total = len(fixed) + len(rest)
@@ -784,7 +791,7 @@ def _check_search(function: Callable, name: str, *, budget: float) -> None:
         done += 1
     seconds = time.perf_counter() - start
     if done == total:
-        _passed(name, f"all {total:,} positions", seconds)
+        return _passed(name, f"all {total:,} positions", seconds)
         return
     print(
         f"{name}: correct on {done:,} of {total:,} positions ({seconds:.1f} s); the other {total - done:,} "
@@ -822,19 +829,19 @@ def _check_move(student: _Student, text: Text, *, checked: str) -> None:
 
 
 @_guarded
-def check_minimax(minimax: Callable, *, budget: float = SEARCH_BUDGET) -> None:
-    """Print a one-line summary if `minimax(board)` returns an optimal action on the positions `search_plan` gives.
+def check_minimax(minimax: Callable, *, budget: float = SEARCH_BUDGET) -> str:
+    """Print and return a one-line summary if `minimax(board)` returns an optimal action on the positions `search_plan` gives.
 
     Any optimal action is accepted: its value (with best play after it) must equal the
     position's value. On a board where the game is over it must return None.
     """
-    _check_search(minimax, "minimax", budget=budget)
+    return _check_search(minimax, "minimax", budget=budget)
 
 
 @_guarded
-def check_alphabeta(alphabeta: Callable, *, budget: float = SEARCH_BUDGET) -> None:
-    """Print a one-line summary if `alphabeta(board)` returns an optimal action, as `check_minimax` checks."""
-    _check_search(alphabeta, "alphabeta", budget=budget)
+def check_alphabeta(alphabeta: Callable, *, budget: float = SEARCH_BUDGET) -> str:
+    """Print and return a one-line summary if `alphabeta(board)` returns an optimal action, as `check_minimax` checks."""
+    return _check_search(alphabeta, "alphabeta", budget=budget)
 
 
 @functools.lru_cache(maxsize=None)
@@ -863,8 +870,8 @@ def counting_calls(namespace: dict, name: str = "result") -> Iterator[list[int]]
 
 
 @_guarded
-def check_alphabeta_calls(alphabeta: Callable, *, fraction: float = ALPHABETA_CALLS_FRACTION) -> None:
-    """Print a one-line summary if `alphabeta` prunes: at most `fraction` of plain minimax's calls to result.
+def check_alphabeta_calls(alphabeta: Callable, *, fraction: float = ALPHABETA_CALLS_FRACTION) -> str:
+    """Print and return a one-line summary if `alphabeta` prunes: at most `fraction` of plain minimax's calls to result.
 
     The nodes visited are counted through the calls to ``result`` in the student's namespace,
     summed over every position where the game is not over (4,520); plain minimax makes
@@ -897,7 +904,7 @@ def check_alphabeta_calls(alphabeta: Callable, *, fraction: float = ALPHABETA_CA
                     note="Cut off as soon as v >= beta in max_value (v <= alpha in min_value): with values only -1, 0 and 1, equal values are common and cutting off on them matters.",
                 )
     share = count[0] / minimax_calls()
-    print(
+    return _summary(
         f"alphabeta: {count[0]:,} calls to result over {len(boards):,} positions, {share:.1%} of plain minimax's "
         f"{minimax_calls():,} (the bound is {fraction:.0%})."
     )
@@ -977,8 +984,8 @@ def substituted(namespace: dict, **functions: Callable) -> Iterator[None]:
 
 
 @_guarded
-def check_line_score(student_line_score: Callable) -> None:
-    """Print a one-line summary if `line_score(small, player)` equals `line_score` on all 3**9 small boards, for X and O."""
+def check_line_score(student_line_score: Callable) -> str:
+    """Print and return a one-line summary if `line_score(small, player)` equals `line_score` on all 3**9 small boards, for X and O."""
     student = _Student(student_line_score, "line_score")
     count = 0
     checked = "all 19,683 fillings of a small board, for X and for O, are checked"
@@ -992,12 +999,12 @@ def check_line_score(student_line_score: Callable) -> None:
                 picture = "\n".join("   " + " ".join(small[r : r + 3]) for r in (0, 3, 6))
                 raise _fail(call, None, f"wrong score for {p}", expected=repr(expected), got=_show(got),
                             note=f"the small board:\n{picture}\n\nEach of the 8 lines with no {'O' if p == 'X' else 'X'}: 5 for one {p}, 10 for two {p}, 0 for none or three.", checked=checked)
-    _passed("line_score", f"all {count:,} cases")
+    return _passed("line_score", f"all {count:,} cases")
 
 
 @_guarded
-def check_evaluate(evaluate: Callable) -> None:
-    """Print a one-line summary if `evaluate(state)` equals seed 003's heuristic (``seed003_evaluate``).
+def check_evaluate(evaluate: Callable) -> str:
+    """Print and return a one-line summary if `evaluate(state)` equals seed 003's heuristic (``seed003_evaluate``).
 
     Checked on every position of 120 seeded random nine-board games. While it runs, the
     student's own ``line_score`` (if the notebook has one) is replaced by the reference, so a
@@ -1016,7 +1023,7 @@ def check_evaluate(evaluate: Callable) -> None:
                 per_board = ", ".join(f"{bigboard.seed003_small(state.small(b)):+d}" for b in range(9))
                 raise _fail_big("evaluate(state)", state, "wrong estimate", expected=f"{expected:g}", got=_show(got),
                                 note=f"Board by board, X's line score minus O's: {per_board}.", checked=checked)
-    _passed("evaluate", f"{len(positions):,} positions")
+    return _passed("evaluate", f"{len(positions):,} positions")
 
 
 def _limited_value(state: Any, depth: int) -> float:
@@ -1046,8 +1053,8 @@ def depth_limited_cases() -> tuple:
 
 
 @_guarded
-def check_depth_limited(depth_limited_move: Callable) -> None:
-    """Print a one-line summary if `depth_limited_move(state, depth)` returns a move with the best depth-limited value.
+def check_depth_limited(depth_limited_move: Callable) -> str:
+    """Print and return a one-line summary if `depth_limited_move(state, depth)` returns a move with the best depth-limited value.
 
     For each case of `depth_limited_cases`, the move's child, searched one level less deep
     (with seed 003's heuristic at the limit and true utilities where the game ends), must
@@ -1079,7 +1086,7 @@ def check_depth_limited(depth_limited_move: Callable) -> None:
                     note="Values are for X: X takes the largest, O the smallest. At the depth limit a position that is not over gets evaluate(state); one that is over keeps game.utility(state).",
                     checked=checked,
                 )
-    _passed("depth_limited_move", f"{len(cases)} positions and depths", time.perf_counter() - start)
+    return _passed("depth_limited_move", f"{len(cases)} positions and depths", time.perf_counter() - start)
 
 
 __all__ = [

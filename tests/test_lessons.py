@@ -49,7 +49,7 @@ def test_nbgrader_cells(lesson):
         meta = nbgrader_meta(cell)
         assert meta["points"] > 0 and meta["locked"] and not meta["solution"]
         hidden = cell.source.split("### BEGIN HIDDEN TESTS")[1].split("### END HIDDEN TESTS")[0]
-        assert re.search(r"from grader\.checks import check_\w+\n(check_\w+)\(", hidden), hidden
+        assert re.search(r"from grader\.checks import (check_\w+)\n_ = \1\(", hidden), hidden  # no value left: nbgrader would read it as a score
     for cell in solution_cells:
         assert cell.source.count("### BEGIN SOLUTION") == cell.source.count("### END SOLUTION") >= 1
     for cell in nb.cells:
