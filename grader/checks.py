@@ -877,8 +877,8 @@ def check_alphabeta_calls(alphabeta: Callable, *, fraction: float = ALPHABETA_CA
     summed over every position where the game is not over (4,520); plain minimax makes
     2,121,015 such calls, so the bound is 848,406. For scale: alpha-beta as in AIMA (cut off
     when v >= beta, or v <= alpha) makes about 14% of minimax's calls when it tries actions in
-    the order a set gives them, 24% when it does not narrow the window at the root, 34% in the
-    worst order of all; cutting off only when v > beta makes 48%, and fails. Every answer must
+    the order a set gives them, 24% when it does not narrow the window at the root, 34% when it
+    tries the best moves last; cutting off only when v > beta makes 48%, and fails. Every answer must
     also be optimal, and the count stops as soon as it passes the bound.
     """
     student = _Student(alphabeta, "alphabeta", kind="alphabeta")
