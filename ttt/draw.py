@@ -24,7 +24,7 @@ from typing import Any, Optional
 import graphviz
 
 from ttt.search import Cutoff, Enter, Event, Exit, Leaf
-from ttt.trace import ALGORITHMS, Trace
+from ttt.trace import ALGORITHMS, Trace, TraceNode, TreeBuilder, build_tree
 
 MAX_FILL = "#dbe9f6"  # MAX nodes: pale blue
 MIN_FILL = "#fbe3d6"  # MIN nodes: pale orange
@@ -67,87 +67,7 @@ def _plural(n: int, word: str) -> str:
     return f"{n} {word}" if n == 1 else f"{n} {word}s"
 
 
-# --- what is known about each node after the first k events ---------------------------------
-
-
-@dataclass
-class NodeState:
-    """A node as the search knows it after some events: its window, best value so far, status."""
-
-    id: int
-    parent: Optional[int]
-    move: Any
-    state: Any
-    depth: int
-    maximizing: bool
-    alpha: float
-    beta: float
-    value: Optional[float] = None  # the best child value so far, or the node's value once done
-    done: bool = False
-    leaf: Optional[str] = None  # 'terminal' or 'estimate'
-    pruned: tuple = ()
-    best_move: Any = None
-    children: list[int] = field(default_factory=list)
-
-
-class Progress:
-    """What the search knows about each node, updated one event at a time (`apply`)."""
-
-    def __init__(self) -> None:
-        self.nodes: dict[int, NodeState] = {}
-
-    def apply(self, e: Event) -> tuple[int, ...]:
-        """Apply one event; return the ids of the nodes whose value or window it changed."""
-        nodes = self.nodes
-        if isinstance(e, Enter):
-            nodes[e.node] = NodeState(e.node, e.parent, e.move, e.state, e.depth, e.maximizing, e.alpha, e.beta)
-            if e.parent in nodes:
-                nodes[e.parent].children.append(e.node)
-            return (e.node,)
-        node = nodes[e.node]
-        if isinstance(e, Cutoff):
-            node.pruned = e.skipped
-            return ()
-        node.value, node.done = e.value, True
-        if isinstance(e, Leaf):
-            node.leaf = "terminal" if e.terminal else "estimate"
-        else:
-            node.best_move, node.alpha, node.beta = e.move, e.alpha, e.beta
-        parent = nodes.get(node.parent) if node.parent is not None else None
-        if parent is not None and not parent.done:
-            _child_returned(parent, e.value)
-            return (e.node, parent.id)
-        return (e.node,)
-
-
-def progress(events: list[Event]) -> dict[int, NodeState]:
-    """Return node id -> what is known about it after `events` (any prefix of a search's events).
-
-    Between its children, a node's value is the best one returned so far (a bound: MAX's value
-    is at least it, MIN's at most it) and its window narrows as in AIMA Fig. 5.7: after a child
-    returns v, MAX sets α = max(α, v) and MIN sets β = min(β, v), unless v cuts the node off.
-    """
-    tracker = Progress()
-    for e in events:
-        tracker.apply(e)
-    return tracker.nodes
-
-
-def _child_returned(parent: NodeState, v: float) -> None:
-    """Update `parent` after a child returned `v`: best value so far, then α or β."""
-    if parent.maximizing:
-        if parent.value is None or v > parent.value:
-            parent.value = v
-        if parent.value < parent.beta:
-            parent.alpha = max(parent.alpha, parent.value)
-    else:
-        if parent.value is None or v < parent.value:
-            parent.value = v
-        if parent.value > parent.alpha:
-            parent.beta = min(parent.beta, parent.value)
-
-
-def _value_text(node: NodeState, *, known: bool = True) -> str:
+def _value_text(node: TraceNode, *, known: bool = True) -> str:
     """Return a node's value line: 'v = 0' once known, 'v ≥ 0' / 'v ≤ 0' as a bound, else 'v = ?'.
 
     With `known` False (a search that never reports values, such as a student's search
@@ -167,7 +87,7 @@ def reports_values(trace: Trace) -> bool:
     return trace.algorithm in ALGORITHMS or any(isinstance(e, Exit) for e in trace.events)
 
 
-def _window_text(node: NodeState) -> str:
+def _window_text(node: TraceNode) -> str:
     return f"α={number(node.alpha)}  β={number(node.beta)}"
 
 
@@ -352,7 +272,7 @@ def _tree_digraph(
 ) -> tuple[graphviz.Digraph, _Plan, dict]:
     """Return (the Digraph, what it shows, the nodes); with `slots`, value lines are placeholders."""
     game = trace.game
-    nodes = progress(trace.events)
+    nodes = build_tree(trace.events)
     plan = _plan(nodes, max_depth=max_depth, max_nodes=max_nodes)
     windows = has_windows(trace)
     pv = set(trace.principal_variation()) if not slots else set()
@@ -469,7 +389,7 @@ class TreeLayout:
         self._known = reports_values(trace)
         self._windows = has_windows(trace)
         self._variants: dict[tuple[str, int], dict[str, int]] = {}  # (slot, node) -> text -> index
-        tracker = Progress()
+        tracker = TreeBuilder()
         for e in trace.events:
             for i in tracker.apply(e):
                 if i in self._shown:
@@ -482,7 +402,7 @@ class TreeLayout:
             f'<div class="ttt-zoom" style="position:relative; width:max-content;">{_anchors(svg)}{svg}</div></div>'
         )
 
-    def _texts(self, node: NodeState, *, add: bool = False) -> list[tuple[str, int]]:
+    def _texts(self, node: TraceNode, *, add: bool = False) -> list[tuple[str, int]]:
         """Return the (slot, variant index) a node shows now; with `add`, register new texts."""
         found = []
         slots = [("v", _value_text(node, known=self._known))]
@@ -511,7 +431,7 @@ class TreeLayout:
         """
         events = self.trace.events
         k = max(0, min(k, len(events)))
-        nodes = progress(events[:k])
+        nodes = build_tree(events[:k])
         s = f".{self.scope}"
         hide, show = [], []
         root = self.plan.shown[0] if self.plan.shown else None
@@ -593,7 +513,7 @@ def step_sentence(trace: Trace, k: int) -> str:
         return "Before the search: press Step to start at the root." if events else "No search was recorded."
     k = min(k, len(events))
     event = events[k - 1]
-    nodes = progress(events[:k])
+    nodes = build_tree(events[:k])
     game = trace.game
     node = nodes[event.node]
     name = f"{_side(node.maximizing)} node {node.id}"

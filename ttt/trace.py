@@ -20,7 +20,11 @@ from ttt.search import Cutoff, Enter, Event, Exit, Leaf, SearchResult
 
 @dataclass
 class TraceNode:
-    """One node of a recorded search tree, as far as the events so far have told."""
+    """A node of a recorded search tree as the search knows it after some events.
+
+    Between its children a node's `value` is the best returned so far (a bound) and its window
+    narrows as in AIMA Fig. 5.7; once `done`, they are final.
+    """
 
     id: int
     parent: Optional[int]
@@ -28,14 +32,58 @@ class TraceNode:
     state: Any
     depth: int
     maximizing: bool
-    alpha: float = -math.inf  # the window on entry, then as it stood when the node was left
-    beta: float = math.inf
-    value: Optional[float] = None
-    best_move: Any = None
-    leaf: Optional[str] = None  # 'terminal' or 'estimate' for a node that was not expanded
-    children: list[int] = field(default_factory=list)
-    pruned: tuple = ()  # moves a cut-off skipped here
+    alpha: float
+    beta: float
+    value: Optional[float] = None  # the best child value so far, or the node's value once done
     done: bool = False
+    leaf: Optional[str] = None  # 'terminal' or 'estimate'
+    pruned: tuple = ()
+    best_move: Any = None
+    children: list[int] = field(default_factory=list)
+
+
+class TreeBuilder:
+    """What the search knows about each node, updated one event at a time (`apply`)."""
+
+    def __init__(self) -> None:
+        self.nodes: dict[int, TraceNode] = {}
+
+    def apply(self, e: Event) -> tuple[int, ...]:
+        """Apply one event; return the ids of the nodes whose value or window it changed."""
+        nodes = self.nodes
+        if isinstance(e, Enter):
+            nodes[e.node] = TraceNode(e.node, e.parent, e.move, e.state, e.depth, e.maximizing, e.alpha, e.beta)
+            if e.parent in nodes:
+                nodes[e.parent].children.append(e.node)
+            return (e.node,)
+        node = nodes[e.node]
+        if isinstance(e, Cutoff):
+            node.pruned = e.skipped
+            return ()
+        node.value, node.done = e.value, True
+        if isinstance(e, Leaf):
+            node.leaf = "terminal" if e.terminal else "estimate"
+        else:
+            node.best_move, node.alpha, node.beta = e.move, e.alpha, e.beta
+        parent = nodes.get(node.parent) if node.parent is not None else None
+        if parent is not None and not parent.done:
+            _child_returned(parent, e.value)
+            return (e.node, parent.id)
+        return (e.node,)
+
+
+def _child_returned(parent: TraceNode, v: float) -> None:
+    """Update `parent` after a child returned `v`: best value so far, then α or β."""
+    if parent.maximizing:
+        if parent.value is None or v > parent.value:
+            parent.value = v
+        if parent.value < parent.beta:
+            parent.alpha = max(parent.alpha, parent.value)
+    else:
+        if parent.value is None or v < parent.value:
+            parent.value = v
+        if parent.value > parent.alpha:
+            parent.beta = min(parent.beta, parent.value)
 
 
 class Recorder:
@@ -104,22 +152,16 @@ class Trace:
 
 
 def build_tree(events: list[Event]) -> dict[int, TraceNode]:
-    """Return node id -> TraceNode for a list of events (any prefix of a search's events)."""
-    nodes: dict[int, TraceNode] = {}
+    """Return node id -> what is known about it after `events` (any prefix of a search's events).
+
+    Between its children, a node's value is the best one returned so far (a bound: MAX's value
+    is at least it, MIN's at most it) and its window narrows as in AIMA Fig. 5.7: after a child
+    returns v, MAX sets α = max(α, v) and MIN sets β = min(β, v), unless v cuts the node off.
+    """
+    tracker = TreeBuilder()
     for e in events:
-        if isinstance(e, Enter):
-            nodes[e.node] = TraceNode(e.node, e.parent, e.move, e.state, e.depth, e.maximizing, e.alpha, e.beta)
-            if e.parent is not None and e.parent in nodes:
-                nodes[e.parent].children.append(e.node)
-        elif isinstance(e, Leaf):
-            node = nodes[e.node]
-            node.value, node.leaf, node.done = e.value, ("terminal" if e.terminal else "estimate"), True
-        elif isinstance(e, Cutoff):
-            nodes[e.node].pruned = e.skipped
-        elif isinstance(e, Exit):
-            node = nodes[e.node]
-            node.value, node.best_move, node.alpha, node.beta, node.done = e.value, e.move, e.alpha, e.beta, True
-    return nodes
+        tracker.apply(e)
+    return tracker.nodes
 
 
 ALGORITHMS = ("minimax", "alphabeta", "depth-limited")
