@@ -40,7 +40,6 @@ def error_output(ename: str, evalue: str):
     return v4.new_output("error", ename=ename, evalue=evalue, traceback=[f"{ename}: {evalue}"])
 
 
-
 def _stop_spares() -> None:
     for name in list(_SPARES):
         km = _SPARES.pop(name)
@@ -54,11 +53,11 @@ atexit.register(_stop_spares)
 
 
 class SafeExecute(Execute):
-    """nbgrader's Execute with kernel restarts, streaming output caps and the reference guard."""
+    """nbgrader's Execute with kernel restarts, output capped as it streams in, spare kernels."""
 
     kernel_name = Unicode(KERNEL_NAME, help="Kernel to grade in (default: the memory-capped grading kernel).").tag(config=True)
     extra_arguments = List(["--HistoryManager.hist_file=:memory:"], help=Execute.extra_arguments.help).tag(config=True)
-    max_output_bytes = Integer(200_000, help="Most output kept per cell while it runs (bytes).").tag(config=True)
+    max_output_bytes = Integer(1_000_000, help="Most output kept per cell while it runs (bytes).").tag(config=True)
     restart_limit = Integer(3, help="Kernel restarts allowed per notebook before giving up.").tag(config=True)
     spare_kernel = Bool(True, help="Start the next notebook's kernel while this one runs.").tag(config=True)
     shutdown_kernel = Unicode("immediate", help="How to stop a kernel after its notebook: it is thrown away, so at once.").tag(config=True)
