@@ -16,8 +16,9 @@ from ttt.cli import main
 from ttt.draw import TreeLayout, draw_board, draw_tree, render_svg, step_sentence
 from ttt.games import get_game
 from ttt.games.classic import TicTacToe, parse_board
+from ttt import search
 from ttt.search import Cutoff
-from ttt.trace import record
+from ttt.trace import build_tree, record
 
 GAME = TicTacToe()
 POSITIONS = ["XO./XO./...", "XO./.X./..O", "XOX/.O./...", "X.O/.X./O.."]
@@ -120,8 +121,9 @@ def test_labels_show_side_board_value_window_and_move():
     trace = record(GAME, parse_board("XO./XO./..."), algorithm="alphabeta")
     nodes, edges = statements(draw_tree(trace))
     root, child = board_nodes(nodes)[0]["label"], board_nodes(nodes)[1]["label"]
-    assert "▲ MAX 0" in root and "v = 1" in root and "α=1  β=∞" in root
-    assert "▼ MIN 1" in child
+    assert "▲ MAX  <FONT COLOR='#777777'>#0</FONT>" in root and "v = 1" in root and "α=1  β=∞" in root
+    assert "▼ MIN  <FONT COLOR='#777777'>#1</FONT>" in child
+    assert "MAX 0" not in root and "MIN 1" not in child  # the visit number cannot be read as a value
     assert root.count("<B>X</B>") == 2 and root.count("<B>O</B>") == 2
     assert 'BGCOLOR="#fff3a8"><B>X</B>' in child  # the square just played is shaded
     assert edges[("n0", "n1")]["label"] == str(trace.nodes[1].move)
@@ -160,7 +162,7 @@ def test_nothing_is_left_out_silently_by_default_limits():
     assert "showing" not in draw_tree(small).source and "more" not in draw_tree(small).source
 
 
-def test_a_student_search_recorded_through_its_calls_draws_without_inner_values():
+def test_a_student_search_recorded_through_its_calls_draws_values_backed_up_from_its_leaves():
     from ttt import tictactoe
 
     namespace = {"result": tictactoe.result, "utility": tictactoe.utility}
@@ -182,6 +184,39 @@ def test_a_student_search_recorded_through_its_calls_draws_without_inner_values(
     labels = {i: a["label"] for i, a in board_nodes(nodes).items()}
     assert "v = ?" not in "".join(labels.values())
     assert sum("v = 1" in label for label in labels.values()) == 1  # X wins at 6; no other child ends the game
+    assert sum("v = " in label for label in labels.values()) == 1  # the root's other children are not known
+
+
+def test_a_recorded_minimax_shows_backed_up_values_and_its_best_path_in_bold():
+    from ttt import tictactoe
+    from ttt.trace import record_calls
+
+    namespace = {name: getattr(tictactoe, name) for name in ("actions", "result", "terminal", "utility", "player")}
+    exec(
+        "def value(board):\n"
+        "    if terminal(board):\n"
+        "        return utility(board)\n"
+        "    found = [value(result(board, a)) for a in sorted(actions(board))]\n"
+        "    return max(found) if player(board) == 'X' else min(found)\n",
+        namespace,
+    )
+    with record_calls(namespace) as recorder:
+        namespace["value"](tictactoe.from_text("XOX/.O./X.."))
+    trace = recorder.trace()
+    tree = build_tree(trace.events)
+    exact = {i: search.minimax(GAME, n.state).value for i, n in tree.items()}
+    from ttt.draw import backed_up_values, best_path
+
+    assert backed_up_values(tree) == exact  # every leaf is known: every node gets its minimax value
+    nodes, _ = statements(draw_tree(trace))
+    for i, attrs in board_nodes(nodes).items():
+        assert f"v = {exact[i]:g}" in attrs["label"], i
+    path = best_path(tree, exact)
+    assert path[0] == 0 and len(path) > 1 and all(exact[i] == exact[0] == -1 for i in path)
+    assert {i for i, a in board_nodes(nodes).items() if "bold" in a["style"]} == set(path)
+    tree[max(tree)].done = False  # one leaf unknown: its ancestors get no value
+    unknown = backed_up_values(tree)
+    assert 0 not in unknown and set(unknown) < set(exact)
 
 
 def test_other_games_draw_their_boards_as_text():

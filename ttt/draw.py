@@ -82,6 +82,39 @@ def _value_text(node: TraceNode, *, known: bool = True) -> str:
     return "v = ?"
 
 
+def backed_up_values(nodes: dict[int, TraceNode]) -> dict[int, float]:
+    """Return node id -> value for every node whose value the recorded tree decides (AIMA Fig. 5.2).
+
+    A game-over leaf has its recorded value; an inner node has the largest (MAX) or smallest
+    (MIN) of its children's values, but only when every child, and so every leaf below it, has
+    one. For a search recorded through its calls (only game-over values known), this is the
+    minimax value of each finished subtree as the recording shows it.
+    """
+    values: dict[int, float] = {}
+    for i in sorted(nodes, key=lambda i: -nodes[i].depth):  # children before parents
+        node = nodes[i]
+        if not node.children:
+            if node.done and node.value is not None:
+                values[i] = node.value
+        elif all(c in values for c in node.children):
+            found = [values[c] for c in node.children]
+            values[i] = max(found) if node.maximizing else min(found)
+    return values
+
+
+def best_path(nodes: dict[int, TraceNode], values: dict[int, float]) -> list[int]:
+    """Return node ids from the root, each step to the first child whose backed-up value is its parent's."""
+    if not nodes or min(nodes) not in values:
+        return []
+    path = [min(nodes)]
+    while True:
+        node = nodes[path[-1]]
+        nxt = [c for c in node.children if values.get(c) == values[node.id]]
+        if not nxt:
+            return path
+        path.append(nxt[0])
+
+
 def reports_values(trace: Trace) -> bool:
     """Return True if the trace's search reports the values of inner nodes (it has Exit events)."""
     return trace.algorithm in ALGORITHMS or any(isinstance(e, Exit) for e in trace.events)
@@ -255,8 +288,8 @@ def _plan(nodes: dict, *, max_depth: Optional[int], max_nodes: Optional[int]) ->
 
 
 def _node_label(game: Any, node: Any, *, value: str, window: Optional[str]) -> str:
-    """Return a node's HTML-like label: MAX ▲ / MIN ▼ and its number, its board, value, window."""
-    head = f"{'▲' if node.maximizing else '▼'} {_side(node.maximizing)} {node.id}"
+    """Return a node's HTML-like label: ▲ MAX / ▼ MIN and '#' its visit number (grey), its board, value, window."""
+    head = f"{'▲' if node.maximizing else '▼'} {_side(node.maximizing)}  <FONT COLOR='#777777'>#{node.id}</FONT>"
     rows = [
         f'<TR><TD><FONT POINT-SIZE="9">{head}</FONT></TD></TR>',
         f"<TR><TD>{board_label(game, node.state, node.move)}</TD></TR>",
@@ -275,20 +308,21 @@ def _tree_digraph(
     nodes = build_tree(trace.events)
     plan = _plan(nodes, max_depth=max_depth, max_nodes=max_nodes)
     windows = has_windows(trace)
-    pv = set(trace.principal_variation()) if not slots else set()
+    known = reports_values(trace)
+    backed = {} if known or slots else backed_up_values(nodes)
+    pv = set(trace.principal_variation() if known else best_path(nodes, backed)) if not slots else set()
     dot = graphviz.Digraph(name="search", comment=f"{trace.algorithm} search tree")
     dot.attr("graph", rankdir="TB", nodesep="0.12", ranksep="0.3", fontname="Helvetica", fontsize="11")
     dot.attr("node", shape="box", style="rounded,filled", fontname="Helvetica", fontsize="10", margin="0.04,0.02")
     dot.attr("edge", fontname="Helvetica", fontsize="10", arrowsize="0.6")
     if plan.total > len(plan.shown):
         dot.attr("graph", label=f"showing {len(plan.shown)} of {plan.total} nodes", labelloc="t")
-    known = reports_values(trace)
     for i in plan.shown:
         node = nodes[i]
         if slots:
             value, window = f"@v{i}@", (f"@w{i}@" if windows else None)
         else:
-            value = html.escape(_value_text(node, known=known))
+            value = html.escape(f"v = {number(backed[i])}" if i in backed else _value_text(node, known=known))
             window = _window_text(node) if windows else None
         style = "rounded,filled,bold" if i in pv else "rounded,filled"
         dot.node(
@@ -342,11 +376,14 @@ def _tree_digraph(
 def draw_tree(trace: Trace, *, max_depth: Optional[int] = None, max_nodes: Optional[int] = 300) -> graphviz.Digraph:
     """Return the search tree of `trace` as a ``graphviz.Digraph`` (AIMA Fig. 5.2 / 5.5).
 
-    Each node shows MAX ▲ or MIN ▼ with its number (the order the search reached it), its
-    board, its value (a bound 'v ≥ 1' while the search was still under way), and for
+    Each node shows ▲ MAX or ▼ MIN and, in grey, '#' and its visit number (the order the search
+    reached it; not a value), its board, its value (a bound 'v ≥ 1' while the search was still
+    under way; for a search recorded through its calls, the values backed up from its game-over
+    leaves, `backed_up_values`, where every leaf below is known), and for
     alpha-beta its window α, β as the node was left. Edges carry the move; a cut-off is a
     dashed grey edge (id ``pruned<node>``, class ``pruned``) to a stub naming the skipped
-    moves; the principal variation is bold. Nodes deeper than `max_depth`, or beyond the first
+    moves; the principal variation (for a recorded search, `best_path`) is bold. Nodes deeper
+    than `max_depth`, or beyond the first
     `max_nodes` in search order, are replaced by a "… N more" stub under their nearest drawn
     ancestor, and the graph's title says how many nodes are shown. Node ids are ``n<node>``
     and tree edges ``e<child>``, the same in the DOT and in the SVG ``dot`` makes of it.
