@@ -434,6 +434,125 @@ def _guarded(check: Callable) -> Callable[..., str]:
     return run
 
 
+# --- visible tests --------------------------------------------------------------------------------
+#
+# The lessons' visible test cells call these, so that a wrong answer reads like a hidden check's
+# message: the call, the board drawn, what was expected and what came back, the type first.
+
+
+def _is_action(value: Any) -> bool:
+    return isinstance(value, tuple) and len(value) == 2 and all(isinstance(x, int) and not isinstance(x, bool) for x in value)
+
+
+def _is_board(value: Any) -> bool:
+    return isinstance(value, list) and len(value) == 3 and all(isinstance(row, list) and len(row) == 3 for row in value)
+
+
+KINDS: dict[str, tuple[Callable[[Any], bool], str]] = {
+    "mark": (lambda v: v in (ref.X, ref.O), "X or O"),
+    "winner": (lambda v: v is None or v in (ref.X, ref.O), "X, O or None"),
+    "set": (lambda v: isinstance(v, set), "a set"),
+    "bool": (lambda v: isinstance(v, bool), "True or False (a bool)"),
+    "int": (lambda v: isinstance(v, int) and not isinstance(v, bool), "an int"),
+    "board": (_is_board, "a board: a list of three rows, each a list of three squares"),
+    "ten ints": (lambda v: isinstance(v, list) and len(v) == 10 and all(isinstance(x, int) for x in v), "a list of ten ints, B[0] to B[9]"),
+    "action": (lambda v: v is None or _is_action(v), "an action: a tuple (i, j), or None if the game is over"),
+}
+
+
+def _visible(error: CheckFailed) -> CheckFailed:
+    """Return `error` marked to show as its message alone in a kernel (no traceback)."""
+    _install_display()
+    error._from_check = True  # type: ignore[attr-defined]
+    return error
+
+
+def _shown(value: Any) -> str:
+    """Return repr(value), a set's items sorted so that it reads in a fixed order."""
+    if isinstance(value, (set, frozenset)) and value:
+        try:
+            return "{" + ", ".join(map(repr, sorted(value))) + "}"
+        except TypeError:
+            pass
+    return repr(value)
+
+
+def _kind_of(value: Any) -> str:
+    """Return the type of `value`, with its length for a container: 'list of 9 items'."""
+    name = type(value).__name__
+    if isinstance(value, (list, tuple, set, dict)):
+        return f"a {name} of {_plural_items(len(value))}"
+    return name
+
+
+def _plural_items(n: int) -> str:
+    return "1 item" if n == 1 else f"{n} items"
+
+
+def returned(function: Callable, board: Any, *args: Any) -> Any:
+    """Return ``function(board, *args)``; if it raises (other than NotImplementedError), raise CheckFailed saying so.
+
+    The message names the call, draws the board and points at the line of the student's code
+    that raised.
+    """
+    __tracebackhide__ = True  # noqa: F841
+    call = f"{function.__name__}({', '.join(['board', *map(repr, args)])})"
+    try:
+        return function(board, *args)
+    except NotImplementedError:
+        raise
+    except Exception as error:  # noqa: BLE001  (what the student's function raised is the answer)
+        where = _student_line(error).removesuffix(": ")
+        raise _visible(_fail(call, board, f"raised {type(error).__name__}: {error}", note=f"(raised {where})" if where else "")) from None
+
+
+def expect_at_most(got: int, limit: int, *, what: str, hint: str = "") -> None:
+    """Return None if `got` <= `limit`, else raise CheckFailed: 'what: got, at most limit', and the hint."""
+    __tracebackhide__ = True  # noqa: F841
+    if got > limit:
+        raise _visible(_failure(what, f"{got:,} is more than the limit", [], expected=f"at most {limit:,}", got=f"{got:,}", note=hint, checked=""))
+
+
+def expect(got: Any, expected: Any = None, *, call: str, kind: Optional[str] = None, board: Any = None,
+           accept: Optional[Iterable[Any]] = None, why: str = "") -> None:
+    """Return None if `got` (what ``call`` returned) is right, else raise CheckFailed.
+
+    First the type: `got` must be of `kind` (a key of `KINDS`: 'set', 'bool', 'action', ...).
+    Then the value: equal to `expected`, or, with `accept`, one of those. The message names the
+    call and `why`, draws `board`, and says what was expected and what was returned, as the hidden
+    checks' messages do.
+    """
+    __tracebackhide__ = True  # noqa: F841
+    wanted = " or ".join(map(_shown, accept)) if accept is not None else _shown(expected)
+    if kind is not None:
+        fits, name = KINDS[kind]
+        if not fits(got):
+            raise _visible(_fail(call, board, f"should return {name}, not {_kind_of(got)}", expected=wanted, got=_shown(got)))
+    right = got in list(accept) if accept is not None else got == expected
+    if not right:
+        raise _visible(_fail(call, board, why or "wrong answer", expected=wanted, got=_shown(got)))
+
+
+def expect_raises(function: Callable, *args: Any, error: type = ValueError, call: str, board: Any = None, why: str = "") -> None:
+    """Return None if ``function(*args)`` raises `error` (or a subclass), else raise CheckFailed saying what it did."""
+    __tracebackhide__ = True  # noqa: F841
+    try:
+        got = function(*args)
+    except error:
+        return
+    except Exception as other:  # noqa: BLE001  (what the student's function raised is the answer)
+        problem = f"expected {error.__name__}, got {type(other).__name__}" + (f" ({why})" if why else "")
+        raise _visible(_fail(call, board, problem, expected=f"{error.__name__} raised",
+                             got=f"{type(other).__name__} raised: {other}")) from None
+    raise _visible(_fail(call, board, f"returned instead of raising {error.__name__} ({why})" if why else f"returned instead of raising {error.__name__}",
+                         expected=f"{error.__name__} raised", got=_show(got)))
+
+
+def optimal_actions(board: Board) -> set[tuple[int, int]]:
+    """Return the set of optimal actions (i, j) for the player to move on a CS50 board (empty if the game is over)."""
+    return {_action(square) for square in classic.optimal_moves(ref.to_text(board))}
+
+
 # --- lesson 1: player, actions, result ------------------------------------------------------------
 
 
