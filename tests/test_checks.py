@@ -412,3 +412,63 @@ def test_a_failing_check_is_shown_as_its_message_alone_in_a_kernel():
     assert len(check) == 1 and check[0].startswith("\x1b[0;31mCheckFailed\x1b[0m: player(board): wrong player")
     assert "check_player" not in check[0]
     assert len(stub) > 1 and "a stub of the student" in stub[-1]  # anything else: the usual traceback
+
+
+# --- the visible tests' helpers ----------------------------------------------------------------
+
+
+def test_expect_checks_the_type_first_and_shows_expected_and_returned():
+    board = ref.from_text("XX./OO./...")
+    checks.expect((0, 2), call="minimax(board)", kind="action", accept=[(0, 2)], board=board)
+    with pytest.raises(CheckFailed) as failed:
+        checks.expect(1, call="minimax(board)", kind="action", accept=[(0, 2)], board=board, why="X wins at once")
+    message = str(failed.value)
+    assert message.startswith("minimax(board): should return an action: a tuple (i, j), or None if the game is over, not int")
+    assert "X | X |" in message and "expected: (0, 2)" in message and "returned: 1" in message
+    assert "X wins at once" not in message  # the type comes first: the value's story would mislead
+    with pytest.raises(CheckFailed, match=r"not a list of 9 items"):
+        checks.expect([2] * 9, [0] + [2] * 9, call="rk_board(board)", kind="ten ints")
+    with pytest.raises(CheckFailed, match=r"(?s)terminal\(board\): should return True or False \(a bool\), not str.*returned: 'X'"):
+        checks.expect("X", True, call="terminal(board)", kind="bool", board=ref.from_text("XXX/OO./..."), why="X has won")
+    with pytest.raises(CheckFailed) as failed:
+        checks.expect({(0, 1)}, {(2, 2), (0, 0)}, call="actions(board)", kind="set", why="two squares free")
+    assert "actions(board): two squares free" in str(failed.value) and "expected: {(0, 0), (2, 2)}" in str(failed.value)
+
+
+def test_expect_raises_names_the_exception_that_came_instead():
+    board = ref.from_text(".../.X./...")
+    checks.expect_raises(ref.result, board, (1, 1), error=ValueError, call="result(board, (1, 1))")
+
+    def plain(board, action):
+        raise Exception("taken")
+
+    with pytest.raises(CheckFailed, match=r"result\(board, \(1, 1\)\): expected ValueError, got Exception \(the square is taken\)"):
+        checks.expect_raises(plain, board, (1, 1), call="result(board, (1, 1))", board=board, why="the square is taken")
+    with pytest.raises(CheckFailed, match=r"returned instead of raising ValueError"):
+        checks.expect_raises(lambda b, a: b, board, (1, 1), call="result(board, (1, 1))")
+
+
+def test_returned_turns_an_error_in_the_student_code_into_a_message_with_the_board():
+    def minimax(board):
+        return max(a for a in ())
+
+    board = ref.from_text("XOX/XOO/OXX")
+    with pytest.raises(CheckFailed) as failed:
+        checks.returned(minimax, board)
+    message = str(failed.value)
+    assert message.startswith("minimax(board): raised ValueError:") and "a draw: the board is full" in message
+    assert "in minimax, line" in message
+    with pytest.raises(NotImplementedError):
+        checks.returned(lambda board: (_ for _ in ()).throw(NotImplementedError()), board)
+    assert checks.returned(ref.player, ref.initial_state()) == "X"
+
+
+def test_expect_at_most_states_the_limit_and_the_hint():
+    checks.expect_at_most(22_847, 100_000, what="nodes")
+    with pytest.raises(CheckFailed, match=r"(?s)nodes: 197,075 is more than the limit.*at most 100,000.*v >= beta"):
+        checks.expect_at_most(197_075, 100_000, what="nodes", hint="cut off on v >= beta")
+
+
+def test_optimal_actions_are_the_reference_s():
+    assert checks.optimal_actions(ref.from_text("O.X/O../..X")) == {(1, 2), (2, 0)}
+    assert checks.optimal_actions(ref.from_text("XOX/XOO/OXX")) == set()
