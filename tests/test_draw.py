@@ -187,7 +187,8 @@ def test_a_student_search_recorded_through_its_calls_draws_values_backed_up_from
     assert sum("v = " in label for label in labels.values()) == 1  # the root's other children are not known
 
 
-def test_a_recorded_minimax_shows_backed_up_values_and_its_best_path_in_bold():
+def _recorded_minimax(text: str):
+    """Return the trace of a plain minimax written as a student would, recorded through its calls."""
     from ttt import tictactoe
     from ttt.trace import record_calls
 
@@ -201,8 +202,12 @@ def test_a_recorded_minimax_shows_backed_up_values_and_its_best_path_in_bold():
         namespace,
     )
     with record_calls(namespace) as recorder:
-        namespace["value"](tictactoe.from_text("XOX/.O./X.."))
-    trace = recorder.trace()
+        namespace["value"](tictactoe.from_text(text))
+    return recorder.trace()
+
+
+def test_a_recorded_minimax_shows_backed_up_values_and_its_best_path_in_bold():
+    trace = _recorded_minimax("XOX/.O./X..")
     tree = build_tree(trace.events)
     exact = {i: search.minimax(GAME, n.state).value for i, n in tree.items()}
     from ttt.draw import backed_up_values, best_path
@@ -300,6 +305,22 @@ def test_layout_once_restyle_per_step_shows_every_value_a_node_takes():
     final = re.findall(r"#(v\d+_\d+)", layout.style(len(trace)))
     shown = {int(v[1:].split("_")[0]): texts[v] for v in final}
     assert shown == {i: f"v = {n.value:g}" for i, n in trace.nodes.items()}
+
+
+@pytest.mark.dot
+def test_layout_of_a_recorded_search_shows_backed_up_values_at_its_last_step():
+    trace = _recorded_minimax("XOX/.O./X..")
+    layout = TreeLayout(trace)
+    texts = dict(re.findall(r'<text id="(v\d+_\d+)" class="slot"[^>]*>([^<]*)</text>', layout.svg))
+
+    def shown(k):
+        return {int(v[1:].split("_")[0]): texts[v] for v in re.findall(r"#(v\d+_\d+)", layout.style(k))}
+
+    final = shown(len(trace.events))
+    exact = {i: search.minimax(GAME, n.state).value for i, n in build_tree(trace.events).items()}
+    assert final == {i: f"v = {v:g}" for i, v in exact.items()}
+    assert shown(len(trace.events) - 1).get(0, "") == ""  # before the end the root shows no value
+    assert "stroke-width: 2.5px" in layout.style(len(trace.events))  # the best path, bold
 
 
 @pytest.mark.dot

@@ -414,7 +414,8 @@ class TreeLayout:
     own ``<text>``); `style(k)` returns the ``<style>`` block that makes it show the search
     after its first `k` events: nodes, edges and cut-offs not reached yet hidden, the current
     node outlined, each node's value and window as they stood, and the principal variation
-    bold once the search is over. So stepping sends a few kilobytes of CSS and never runs
+    bold once the search is over (for a search recorded through its calls, the values backed
+    up from its leaves, `backed_up_values`, and `best_path`, at the last step). So stepping sends a few kilobytes of CSS and never runs
     ``dot`` again. Raises ``graphviz.ExecutableNotFound`` when dot is not installed.
     """
 
@@ -432,7 +433,13 @@ class TreeLayout:
                 if i in self._shown:
                     self._texts(tracker.nodes[i], add=True)
         self._cut = {e.node for e in trace.events if isinstance(e, Cutoff) and e.node in self._shown}
-        self._pv = [i for i in trace.principal_variation() if i in self._shown]
+        whole = build_tree(trace.events)
+        self._backed = {} if self._known else {i: v for i, v in backed_up_values(whole).items() if i in self._shown}
+        for i, v in self._backed.items():  # a recorded search: its backed-up values, shown once it is over
+            variants = self._variants.setdefault(("v", i), {})
+            variants.setdefault(f"v = {number(v)}", len(variants))
+        path = trace.principal_variation() if self._known else best_path(whole, backed_up_values(whole))
+        self._pv = [i for i in path if i in self._shown]
         svg = _SLOT.sub(self._slot, render_svg(self.dot))
         self.svg = (
             f'<div class="{self.scope}" style="overflow:auto; max-height:600px; max-width:100%;">'
@@ -476,7 +483,11 @@ class TreeLayout:
             if i not in nodes:
                 hide += [f"{s} #n{i}", f"{s} #e{i}"] if i != root else [f"{s} #n{i}"]
             else:
-                show += [f"{s} #{slot}{i}_{j}" for slot, j in self._texts(nodes[i])]
+                texts = self._texts(nodes[i])
+                if k == len(events) and i in self._backed:
+                    backed = ("v", self._variants[("v", i)][f"v = {number(self._backed[i])}"])
+                    texts = [backed] + [t for t in texts if t[0] != "v"]
+                show += [f"{s} #{slot}{i}_{j}" for slot, j in texts]
             if i in self._cut and not (i in nodes and nodes[i].pruned):
                 hide += [f"{s} #pruned{i}", f"{s} #prunedstub{i}"]
         for anchor, below in self.plan.more.items():
