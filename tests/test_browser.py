@@ -2,9 +2,10 @@
 
 The fixtures start JupyterLab on a free loopback port (token, no browser, no news or update
 checks, a temporary root directory holding copies of the notebooks) and drive Debian's Chromium
-through Playwright; nothing is downloaded. The tests run the minimax lesson top to bottom, play
-a game on `ttt.widgets.PlayableBoard` and step through `ttt.widgets.SearchExplorer` until
-alpha-beta prunes a branch. Screenshots go to ``tests/artifacts/browser/`` (its path is
+through Playwright; nothing is downloaded. The tests run the minimax lesson top to bottom (Run >
+Run All Cells), play a game on the lesson's `ttt.widgets.PlayableBoard` (against the lesson's
+own minimax) and, in a small notebook of their own, step through `ttt.widgets.SearchExplorer`
+until alpha-beta prunes a branch. Screenshots go to ``tests/artifacts/browser/`` (its path is
 printed) so that a person can look at what a student sees.
 """
 
