@@ -457,6 +457,7 @@ KINDS: dict[str, tuple[Callable[[Any], bool], str]] = {
     "board": (_is_board, "a board: a list of three rows, each a list of three squares"),
     "ten ints": (lambda v: isinstance(v, list) and len(v) == 10 and all(isinstance(x, int) for x in v), "a list of ten ints, B[0] to B[9]"),
     "action": (lambda v: v is None or _is_action(v), "an action: a tuple (i, j), or None if the game is over"),
+    "move": (_is_action, "a move: a tuple (board, cell)"),
 }
 
 
@@ -523,12 +524,16 @@ def expect(got: Any, expected: Any = None, *, call: str, kind: Optional[str] = N
     checks' messages do.
     """
     __tracebackhide__ = True  # noqa: F841
-    wanted = " or ".join(map(_shown, accept)) if accept is not None else _shown(expected)
+    if accept is not None:
+        accept = list(accept)
+        wanted = " or ".join(map(_shown, accept[:6])) + (f" or ... ({len(accept)} in all)" if len(accept) > 6 else "")
+    else:
+        wanted = _shown(expected)
     if kind is not None:
         fits, name = KINDS[kind]
         if not fits(got):
             raise _visible(_fail(call, board, f"should return {name}, not {_kind_of(got)}", expected=wanted, got=_shown(got)))
-    right = got in list(accept) if accept is not None else got == expected
+    right = got in accept if accept is not None else got == expected
     if not right:
         raise _visible(_fail(call, board, why or "wrong answer", expected=wanted, got=_shown(got)))
 

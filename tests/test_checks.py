@@ -433,6 +433,8 @@ def test_expect_checks_the_type_first_and_shows_expected_and_returned():
     with pytest.raises(CheckFailed) as failed:
         checks.expect({(0, 1)}, {(2, 2), (0, 0)}, call="actions(board)", kind="set", why="two squares free")
     assert "actions(board): two squares free" in str(failed.value) and "expected: {(0, 0), (2, 2)}" in str(failed.value)
+    with pytest.raises(CheckFailed, match=r"expected: \(0, 0\) or \(0, 1\) or .* or \.\.\. \(81 in all\)\nreturned: \(9, 9\)"):
+        checks.expect((9, 9), call="depth_limited_move(state, 1)", kind="move", accept=[(b, c) for b in range(9) for c in range(9)])
 
 
 def test_expect_raises_names_the_exception_that_came_instead():
