@@ -29,6 +29,8 @@ from typing import Iterator
 
 import nbformat
 import pytest
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
+from playwright.sync_api import expect, sync_playwright
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -136,8 +138,6 @@ def browser():
     """Return Debian's Chromium driven by Playwright (skip when Chromium is not installed)."""
     if CHROMIUM is None:
         pytest.skip("Chromium is not installed (Debian: apt-get install chromium; `make test` does it as root)")
-    from playwright.sync_api import sync_playwright
-
     with sync_playwright() as playwright:
         # Playwright gives every launch a fresh, temporary user-data directory.
         chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
@@ -242,15 +242,28 @@ def stop_server(server: subprocess.Popen, url: str, token: str) -> None:
 
 
 def open_notebook(page, lab, name: str) -> None:
-    """Open notebook `name` in JupyterLab (a fresh workspace) and wait for an idle kernel."""
+    """Open notebook `name` in JupyterLab (a fresh workspace) and wait for its idle kernel."""
     url, token, _ = lab
     page.goto(f"{url}lab/tree/{name}?reset&token={token}")
     page.locator(".jp-NotebookPanel .jp-Cell").first.wait_for()
+    deadline = time.monotonic() + 60
+    while not kernel_ready(lab, name):  # started and idle, as the server sees it
+        assert time.monotonic() < deadline, f"no idle kernel for {name} after 60 s"
+        time.sleep(0.25)
     wait_kernel_idle(page)
 
 
+def kernel_ready(lab, name: str) -> bool:
+    """Return whether the server has a session for notebook `name` with an idle kernel."""
+    url, token, _ = lab
+    sessions = json.loads(api(url, token, "api/sessions"))
+    return any(
+        s["path"] == name and (s.get("kernel") or {}).get("execution_state") == "idle" for s in sessions
+    )
+
+
 def wait_kernel_idle(page, *, timeout: float = 60_000) -> None:
-    """Return once the notebook's kernel is idle and no cell waits to run."""
+    """Return once the page shows the notebook's kernel idle and no cell waiting to run."""
     page.wait_for_function(
         """() => {
             const status = document.querySelector('.jp-Notebook-ExecutionIndicator');
@@ -263,15 +276,27 @@ def wait_kernel_idle(page, *, timeout: float = 60_000) -> None:
 
 
 def run_all_cells(page, *, timeout: float = 120_000) -> None:
-    """Run every cell through the Run menu, as a student would; return when all have run."""
-    page.locator(".jp-NotebookPanel .jp-Notebook").first.click()
-    page.get_by_role("menuitem", name="Run", exact=True).click()
-    page.get_by_role("menuitem", name="Run All Cells", exact=True).click()
-    # The first prompt turns to [*] or to a number: the run has begun.
-    page.wait_for_function(
-        """() => { const p = document.querySelector('.jp-CodeCell .jp-InputPrompt');
-                   return p && /\\[(\\*|\\d+)\\]/.test(p.textContent); }"""
-    )
+    """Run every cell through the Run menu, as a student would; return when all have run.
+
+    A student whose click did nothing clicks again: so does this, once, if no cell has started
+    within 15 s (nothing ran, so nothing runs twice).
+    """
+    for attempt in (1, 2):
+        page.locator(".jp-NotebookPanel .jp-Notebook").first.click()
+        page.get_by_role("menuitem", name="Run", exact=True).click()
+        page.get_by_role("menuitem", name="Run All Cells", exact=True).click()
+        try:  # the first prompt turns to [*] or to a number: the run has begun
+            page.wait_for_function(
+                """() => { const p = document.querySelector('.jp-CodeCell .jp-InputPrompt');
+                           return p && /\\[(\\*|\\d+)\\]/.test(p.textContent); }""",
+                timeout=15_000,
+            )
+            break
+        except PlaywrightTimeout:
+            page.screenshot(path=str(ARTIFACTS / f"run-all-did-not-start-{attempt}.png"))
+            print(f"Run All Cells: no cell started after attempt {attempt}; prompts {prompts(page)}")
+            if attempt == 2:
+                raise
     wait_kernel_idle(page, timeout=timeout)
 
 
@@ -348,6 +373,10 @@ def test_board_widget_plays_a_game_to_its_end(lesson, artifacts):
     for move in range(1, 6):
         marks = marks_on(squares)
         assert marks.count("X") == marks.count("O") == move - 1, marks
+        if move == 2:  # a taken square is refused with a message, and changes nothing
+            squares.nth(4).click()
+            expect(status).to_contain_text("is taken by X")
+            assert marks_on(squares) == marks
         square = next(s for s in preference if marks[s] == "")
         squares.nth(square).click()
         # The computer has replied, or the game is over.
@@ -367,6 +396,10 @@ def test_board_widget_plays_a_game_to_its_end(lesson, artifacts):
     text = status.inner_text()
     assert re.search(r"It's a draw|O wins: the computer", text), f"the game did not end in a draw or loss: {text!r}"
     shoot(lesson, artifacts / "04-lesson-board-game-over.png")
+    # A click after the end is refused with a message, and changes nothing.
+    squares.nth(marks.index("")).click()
+    expect(status).to_contain_text("The game is over")
+    assert marks_on(squares) == marks
     assert errors_shown(lesson) == []
 
 
