@@ -72,9 +72,14 @@ LAB_SETTINGS = {
 
 @pytest.fixture(scope="module")
 def artifacts() -> Path:
-    """Return the (emptied) folder for this run's screenshots, after printing its path."""
-    shutil.rmtree(ARTIFACTS, ignore_errors=True)
-    ARTIFACTS.mkdir(parents=True)
+    """Return the folder for the screenshots, after printing its path.
+
+    Each run overwrites the same names (so parallel workers never delete each other's files);
+    only the pictures of a failed start are cleared.
+    """
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    for stale in ARTIFACTS.glob("run-all-did-not-start-*.png"):
+        stale.unlink()
     print(f"\nbrowser screenshots: {ARTIFACTS}")
     return ARTIFACTS
 
@@ -159,7 +164,7 @@ def lesson(browser, lab, artifacts):
 
 
 @pytest.fixture
-def explorer(browser, lab):
+def explorer(browser, lab, artifacts):
     """Return a page with the explorer notebook open and run."""
     with new_page(browser) as page:
         open_notebook(page, lab, EXPLORER_NOTEBOOK)
