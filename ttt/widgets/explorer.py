@@ -204,7 +204,7 @@ class SearchExplorer(widgets.VBox):
         c = counts(self.trace, k)
         self.tally.value = message_html(
             f"Nodes visited: {c['nodes']} of {self.trace.node_count}. Cut-offs: {c['cutoffs']}, "
-            f"pruning {c['pruned']} moves."
+            f"pruning {c['pruned']} move{'' if c['pruned'] == 1 else 's'}."
         )
 
 
