@@ -175,3 +175,10 @@ def test_cs50_adapters_round_trip_and_catch_illegal_moves():
     with pytest.raises(InvalidActionError, match="square 0 is taken"):
         cheat("X../.O./...")
     assert agents.as_player("random", seed=1)("........." ) in range(9)
+
+
+def test_options_name_what_a_player_accepts():
+    assert agents.options("minimax") == []
+    assert agents.options("default", game="nine-board") == ["seconds"]
+    with pytest.raises(ValueError, match="unknown player 'nope'"):
+        agents.options("nope")

@@ -47,12 +47,9 @@ def _player_for(name: Optional[str], game: str, seed: Optional[int], *, seconds:
 
 def _time_option(name: str, game: str, seconds: Optional[float]) -> dict[str, float]:
     """Return ``{"seconds": seconds}`` if player `name` takes a time budget per move, else {}."""
-    import inspect
-
     if seconds is None or name not in agents.names(game):
         return {}
-    factory = agents._players(game)[name][0]
-    return {"seconds": seconds} if "seconds" in inspect.signature(factory).parameters else {}
+    return {"seconds": seconds} if "seconds" in agents.options(name, game=game) else {}
 
 
 def _ask(prompt: str, stdin: TextIO, stdout: TextIO) -> str:

@@ -30,7 +30,10 @@ _MODULES = {  # game -> the module whose import registers its players
 
 
 def register(name: str, *, game: str = "tictactoe", summary: str = "") -> Callable[[Factory], Factory]:
-    """Return a decorator that registers `factory(rng, **options) -> Player` under `name`."""
+    """Return a decorator that registers `factory(rng, *, option=default, ...) -> Player` under `name`.
+
+    A factory's keyword-only parameters are the player's options (see `options`).
+    """
 
     def decorate(factory: Factory) -> Factory:
         doc = summary or (factory.__doc__ or "").strip().splitlines()[0]
@@ -55,6 +58,17 @@ def names(game: str = "tictactoe") -> list[str]:
 def describe(game: str = "tictactoe") -> dict[str, str]:
     """Return name -> one-line description of each player for `game`."""
     return {name: doc for name, (_, doc) in sorted(_players(game).items())}
+
+
+def options(name: str, *, game: str = "tictactoe") -> list[str]:
+    """Return the keyword options player `name` of `game` accepts (such as ``seconds``), sorted."""
+    import inspect
+
+    players = _players(game)
+    if name not in players:
+        raise ValueError(f"unknown player {name!r}; choose one of: {', '.join(sorted(players))}")
+    parameters = inspect.signature(players[name][0]).parameters.values()
+    return sorted(p.name for p in parameters if p.kind is p.KEYWORD_ONLY)
 
 
 def make(name: str, seed: Optional[int] = None, *, game: str = "tictactoe", **options: Any) -> Player:
@@ -135,4 +149,4 @@ def as_player(who: Player | str, *, game: str = "tictactoe", seed: Optional[int]
     return who
 
 
-__all__ = ["Player", "as_player", "cs50", "describe", "from_cs50", "make", "names", "register"]
+__all__ = ["Player", "as_player", "cs50", "describe", "from_cs50", "make", "names", "options", "register"]
