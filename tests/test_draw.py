@@ -332,7 +332,9 @@ def test_layout_follows_the_current_node_and_zooms():
     top = {int(i): int(y) for i, _, y in anchors}
     assert all(top[n.parent] < top[i] for i, n in trace.nodes.items() if n.parent is not None)  # drawn top-down
     current = trace.events[9].node
-    assert f"#at{current} {{ scroll-snap-align: center; }}" in layout.style(10)
+    parent = trace.nodes[current].parent
+    assert f"#at{parent} {{ scroll-snap-align: start center; scroll-margin-top: 90px; }}" in layout.style(10)
+    assert f"#at0 {{ scroll-snap-align: start center;" in layout.style(1)  # the root has no parent
     assert "scroll-snap" not in layout.style(10, follow=False)
     assert "zoom: 0.5;" in layout.style(10, zoom=0.5) and "zoom" not in layout.style(10)
 

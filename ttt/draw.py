@@ -433,6 +433,7 @@ class TreeLayout:
                 if i in self._shown:
                     self._texts(tracker.nodes[i], add=True)
         self._cut = {e.node for e in trace.events if isinstance(e, Cutoff) and e.node in self._shown}
+        self._parents = {e.node: e.parent for e in trace.events if isinstance(e, Enter)}
         whole = build_tree(trace.events)
         self._backed = {} if self._known else {i: v for i, v in backed_up_values(whole).items() if i in self._shown}
         for i, v in self._backed.items():  # a recorded search: its backed-up values, shown once it is over
@@ -470,8 +471,9 @@ class TreeLayout:
     def style(self, k: int, *, follow: bool = True, zoom: float = 1.0) -> str:
         """Return the ``<style>`` block that shows the search after its first `k` events.
 
-        With `follow`, the view scrolls to keep the current node in the middle (CSS scroll
-        snapping onto an invisible marker at each node: no script); `zoom` scales the tree.
+        With `follow`, the view scrolls so that the current node's parent sits at the top middle
+        and the current node just below it, so a step always shows where it came from (CSS
+        scroll snapping onto an invisible marker at each node: no script); `zoom` scales the tree.
         """
         events = self.trace.events
         k = max(0, min(k, len(events)))
@@ -504,7 +506,12 @@ class TreeLayout:
         if current is not None:
             css.append(f"{s} #n{current} > path:first-of-type {{ stroke: {CURRENT}; stroke-width: 4px; }}")
             if follow:
-                css.append(f"{s} {{ scroll-snap-type: both mandatory; }} {s} #at{current} {{ scroll-snap-align: center; }}")
+                anchor = self._parents.get(current)
+                anchor = current if anchor is None or anchor not in self._shown else anchor
+                css.append(
+                    f"{s} {{ scroll-snap-type: both mandatory; }} "
+                    f"{s} #at{anchor} {{ scroll-snap-align: start center; scroll-margin-top: 90px; }}"
+                )
         if zoom != 1.0:
             css.append(f"{s} .ttt-zoom {{ zoom: {zoom:g}; }}")
         if k == len(events) and self._pv:
