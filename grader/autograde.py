@@ -90,6 +90,49 @@ def submitted_units(course: Path, coursedir=None) -> list[tuple[str, str]]:
                   for l in s.iterdir() if l.is_dir() and l.name in lessons)
 
 
+def released(course: Path, coursedir=None) -> dict[str, list[str]]:
+    """Returns {lesson: [notebook names]} of a course that has been released; raises
+    FileNotFoundError saying to run ``ttt-grader release`` when it has no lessons or gradebook."""
+    coursedir = coursedir or coursedir_of(course)
+    lessons = lesson_notebooks(course, coursedir)
+    if not lessons or not Path(coursedir.db_url.removeprefix("sqlite:///")).exists():
+        raise FileNotFoundError(f"{Path(course).resolve()} has no released lessons: run `ttt-grader release` first")
+    return lessons
+
+
+def _listed(names: list[str], most: int = 12) -> str:
+    shown = ", ".join(names[:most])
+    return shown + (f", ... ({len(names) - most} more)" if len(names) > most else "")
+
+
+def chosen_lessons(names: list[str] | None, known: list[str]) -> list[str] | None:
+    """Returns ``names`` with each one a known lesson (a unique prefix such as ``01`` names
+    the lesson it starts); raises ValueError naming the lessons for one that is not."""
+    if not names:
+        return names
+    chosen = []
+    for name in names:
+        matches = [name] if name in known else [k for k in known if k.startswith(name)]
+        if len(matches) != 1:
+            raise ValueError(f"unknown lesson {name!r}; the lessons are: {', '.join(known)}")
+        chosen.append(matches[0])
+    return chosen
+
+
+def chosen_students(names: list[str] | None, course: Path, coursedir) -> list[str] | None:
+    """Returns ``names`` if each student has a submission; raises ValueError naming the
+    students who have one for a student who has none."""
+    if not names:
+        return names
+    submitted = Path(coursedir.root) / coursedir.submitted_directory
+    known = sorted({s for s, _ in submitted_units(course, coursedir)})
+    for name in names:
+        if name not in known:
+            raise ValueError(f"no submissions from student {name!r} in {submitted}; "
+                             f"students: {_listed(known) if known else '(none: run `ttt-grader collect PATH` first)'}")
+    return names
+
+
 def fingerprint(course: Path, student: str, lesson: str, coursedir=None) -> str:
     """Returns a hash of a submission's files and of its lesson's source notebooks."""
     coursedir = coursedir or coursedir_of(course)
@@ -224,6 +267,7 @@ def _edited_cells(nb, release: Path, source: Path) -> list[str]:
 def _notebook_problems(folder: Path) -> list[str]:
     """Returns what went wrong while the autograded notebooks in ``folder`` ran."""
     import nbformat
+    from nbgrader.utils import is_grade
 
     problems = []
     for path in sorted(folder.glob("*.ipynb")):
@@ -233,7 +277,11 @@ def _notebook_problems(folder: Path) -> list[str]:
             for output in cell.get("outputs", []):
                 if output.output_type == "error" and output.ename in SERIOUS:
                     message = (output.evalue or "").strip().splitlines()[:1]
-                    problems.append(f"cell {where}: {output.ename}" + (f": {message[0][:160]}" if message else ""))
+                    if output.ename == "CellTimeoutError":
+                        scored = "scored zero: it timed out" if is_grade(cell) else "timed out"
+                        problems.append(f"cell {where} {scored}" + (f" ({message[0][:160]})" if message else ""))
+                    else:
+                        problems.append(f"cell {where}: {output.ename}" + (f": {message[0][:160]}" if message else ""))
                 elif output.output_type == "stream" and "output truncated" in output.text.lower():
                     problems.append(f"cell {where}: output truncated")
     return list(dict.fromkeys(problems))
@@ -375,8 +423,8 @@ def autograde(course: Path, *, jobs: int = 1, students: list[str] | None = None,
     course = Path(course).resolve()
     config = grading_config(course, timeout=timeout, memory_mb=memory_mb)
     coursedir = coursedir_of(course, config)
-    if not lesson_notebooks(course, coursedir) or not Path(coursedir.db_url.removeprefix("sqlite:///")).exists():
-        raise FileNotFoundError(f"{course} has no released lessons: run `ttt-grader release` first")
+    lessons = chosen_lessons(lessons, list(released(course, coursedir)))
+    students = chosen_students(students, course, coursedir)
     state = course / STATE
     state.mkdir(exist_ok=True)
     lock = open(state / "lock", "w")

@@ -100,7 +100,10 @@ def _autograde(args) -> int:
     outcomes = autograde(args.course, jobs=args.jobs, students=_names(args.student), lessons=_names(args.lesson),
                          force=args.force, timeout=args.timeout, memory_mb=args.memory, progress=not args.quiet)
     if not outcomes:
-        print(f"nothing submitted in {args.course / 'submitted'} (run `ttt-grader collect PATH` first)")
+        if args.student or args.lesson:
+            print(f"nothing in {args.course / 'submitted'} from those students for those lessons")
+        else:
+            print(f"nothing submitted in {args.course / 'submitted'} (run `ttt-grader collect PATH` first)")
         return 1
     print(summary(outcomes))
     return 1 if any(o.error for o in outcomes) else 0
@@ -118,6 +121,9 @@ def _export(args) -> int:
     from grader.course_ops import export, max_scores
 
     rows = export(args.course, args.output, detail=args.detail)
+    if not rows:
+        print(f"warning: nothing has been graded in {args.course} yet (run `ttt-grader autograde`); "
+              f"{args.output} has only the header", file=sys.stderr)
     out_of = ", ".join(f"{lesson} {points:g}" for lesson, points in max_scores(args.course).items())
     print(f"wrote {len(rows)} students to {args.output} (points available: {out_of})")
     return 0

@@ -68,6 +68,13 @@ def _lesson_in(text: str, lessons: list[str]) -> str | None:
     return None
 
 
+def _closest(stem: str, lessons: list[str]) -> list[str]:
+    """Returns the lessons whose names are closest to ``stem`` (all of them if none is close)."""
+    import difflib
+
+    return difflib.get_close_matches(_key(stem), lessons, n=3, cutoff=0.5) or lessons
+
+
 def _student_from_file(stem: str, lesson: str) -> str | None:
     canvas = re.match(r"^(?P<s>[^_]+?)(_late)?_\d+_\d+_", stem)
     if canvas:
@@ -92,6 +99,8 @@ def collect(source: Path, course: Path) -> CollectReport:
     lessons = list(lesson_notebooks(course, coursedir))
     if not lessons:
         raise FileNotFoundError(f"{course} has no lessons: run `ttt-grader release` first")
+    if not Path(source).exists():
+        raise FileNotFoundError(f"{source} does not exist: give a folder or a zip file of submissions")
     report = CollectReport()
     chosen: dict[tuple[str, str], tuple[float, Path, str]] = {}
     with tempfile.TemporaryDirectory() as scratch:
@@ -100,7 +109,8 @@ def collect(source: Path, course: Path) -> CollectReport:
             lesson = _lesson_in(path.stem, lessons) or next(
                 (l for part in reversed(parts[:-1]) for l in [_lesson_in(part, lessons)] if l), None)
             if lesson is None:
-                report.unplaced.append((shown, "no lesson name in the file's name or folders"))
+                report.unplaced.append((shown, "no lesson name in the file's name or folders "
+                                               f"(rename it to one of: {', '.join(_closest(path.stem, lessons))})"))
                 continue
             folders = [p for p in parts[:-1] if not _lesson_in(p, lessons)]
             student = _student_from_folder(folders[0]) if folders else _student_from_file(path.stem, lesson)

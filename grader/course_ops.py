@@ -5,7 +5,7 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
-from grader.autograde import coursedir_of, lesson_notebooks, submitted_units
+from grader.autograde import chosen_lessons, chosen_students, coursedir_of, lesson_notebooks, released, submitted_units
 from grader.nbconfig import grading_config
 
 
@@ -45,6 +45,8 @@ def feedback(course: Path, *, students: list[str] | None = None, lessons: list[s
     course = Path(course).resolve()
     api = _api(course)
     coursedir = api.coursedir
+    lessons = chosen_lessons(lessons, list(released(course, coursedir)))
+    students = chosen_students(students, course, coursedir)
     written = []
     for student, lesson in submitted_units(course, coursedir):
         if (students and student not in students) or (lessons and lesson not in lessons):
@@ -63,6 +65,7 @@ def export(course: Path, out: Path, *, detail: bool = False) -> list[dict]:
 
     course = Path(course).resolve()
     coursedir = coursedir_of(course)
+    released(course, coursedir)
     rows = []
     with Gradebook(coursedir.db_url) as gb:
         lessons = sorted(a.name for a in gb.assignments)
@@ -96,5 +99,8 @@ def max_scores(course: Path) -> dict[str, float]:
     """Returns {lesson: the most points it gives}."""
     from nbgrader.api import Gradebook
 
-    with Gradebook(coursedir_of(Path(course).resolve()).db_url) as gb:
+    course = Path(course).resolve()
+    coursedir = coursedir_of(course)
+    released(course, coursedir)
+    with Gradebook(coursedir.db_url) as gb:
         return {a.name: a.max_score for a in gb.assignments}

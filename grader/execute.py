@@ -40,6 +40,11 @@ def error_output(ename: str, evalue: str):
     return v4.new_output("error", ename=ename, evalue=evalue, traceback=[f"{ename}: {evalue}"])
 
 
+def timeout_message(seconds: int) -> str:
+    """Returns what a student is told about a cell stopped at the time limit."""
+    return f"This cell was stopped after {seconds} seconds (the time limit): is there an infinite loop?"
+
+
 def _stop_spares() -> None:
     for name in list(_SPARES):
         km = _SPARES.pop(name)
@@ -103,11 +108,15 @@ class SafeExecute(Execute):
             self._recover("the kernel died again")
         except CellTimeoutError:
             cell.outputs.append(error_output(
-                "CellTimeoutError", f"this cell ran longer than {self.timeout} s and did not stop "
-                "when interrupted; a fresh kernel ran the cells above again for the rest."))
+                "CellTimeoutError", f"This cell ran past the time limit ({self.timeout} seconds) and did not stop "
+                "when interrupted: is there an infinite loop? A fresh kernel ran the cells above again for the rest."))
             self._recover("the kernel hung again")
         else:
             timed_out = any(o.get("ename") == "CellTimeoutError" for o in cell.outputs if o.output_type == "error")
+            if timed_out:  # nbclient leaves a KeyboardInterrupt and an empty CellTimeoutError: say it plainly
+                cell.outputs = [o for o in cell.outputs if not (
+                    o.output_type == "error" and o.ename in ("KeyboardInterrupt", "CellTimeoutError"))]
+                cell.outputs.append(error_output("CellTimeoutError", timeout_message(self.timeout)))
             if not timed_out and not (is_grade(cell) and not is_solution(cell)):
                 self._done.append(index)  # run again after a restart (test cells only check: not them)
         return cell, resources

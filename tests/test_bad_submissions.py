@@ -63,7 +63,9 @@ def _duplicated(nb, grade_id):
 CASES = {
     "good": (lambda c: gc.submit(c, "good"), FULL, None),
     "loop": (lambda c: gc.submit(c, "loop", gc.solved(c, count_empty="while True:\n    pass")),
-             COUNT_LOST, "CellTimeoutError"),
+             COUNT_LOST, "timed out (This cell was stopped after 3 seconds (the time limit): is there an infinite loop?)"),
+    "loop-in-test": (lambda c: gc.submit(c, "loop-in-test", gc.solved(c, count_empty=_count("while True:\n    pass"))),
+                     COUNT_LOST, "cell test_count_empty scored zero: it timed out (This cell was stopped after 3 seconds"),
     "stubborn-loop": (lambda c: gc.submit(c, "stubborn-loop", gc.solved(c, count_empty=(
         "import signal\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\nwhile True:\n    pass"))),
         COUNT_LOST, "did not stop when interrupted"),
@@ -136,6 +138,9 @@ def test_the_autograded_notebook_says_what_happened(graded):
     died = errors("os-exit")["test_player"]
     assert died and died[-1].ename == "KernelDied" and "kernel stopped" in died[-1].evalue
     assert errors("os-exit")["test_count_empty"] == []  # the cells above ran again in a fresh kernel
+    looped = [o for outputs in errors("loop").values() for o in outputs]
+    assert [(o.ename, o.evalue) for o in looped if o.ename != "NameError"] == [
+        ("CellTimeoutError", "This cell was stopped after 3 seconds (the time limit): is there an infinite loop?")]
     reference = errors("calls-reference")["test_player"]
     assert reference and "reference solution" in reference[-1].evalue
     chatty = nbformat.read(course / "autograded" / "chatty" / "tiny" / "tiny.ipynb", as_version=4)

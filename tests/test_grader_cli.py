@@ -190,3 +190,69 @@ def test_collect_maps_names(tmp_path, path, student, lesson):
     else:
         assert [(s, l) for s, l, _ in report.placed] == [(student, lesson)]
         assert (course / "submitted" / student / lesson / f"{lesson}.ipynb").exists()
+
+
+@pytest.fixture(scope="module")
+def small_course(tmp_path_factory):
+    """A released one-lesson course with one submission (by ada), nothing graded yet."""
+    course = gc.make_course(tmp_path_factory.mktemp("small") / "course")
+    gc.submit(course, "ada")
+    return course
+
+
+@pytest.mark.parametrize("command", [["export", "-o", "x.csv"], ["feedback"], ["autograde", "-q"],
+                                     ["collect", "."]])
+def test_every_command_needs_a_released_course(tmp_path, capsys, command):
+    missing = tmp_path / "no" / "such"
+    assert main([*command, "--course", str(missing)]) == 2
+    out, err = capsys.readouterr()
+    assert "run `ttt-grader release` first" in err and str(missing) in err
+    assert "Traceback" not in err and "sqlite" not in err.lower() and "wrote" not in out
+
+
+@pytest.mark.parametrize("command", ["autograde", "feedback"])
+def test_unknown_lesson_and_student_are_named(small_course, capsys, command):
+    assert main([command, "--course", str(small_course), "--lesson", "07-nope"]) == 2
+    err = capsys.readouterr().err
+    assert "unknown lesson '07-nope'; the lessons are: tiny" in err
+    assert main([command, "--course", str(small_course), "--student", "zed"]) == 2
+    err = capsys.readouterr().err
+    assert "no submissions from student 'zed' in" in err and "students: ada" in err
+
+
+def test_a_lesson_may_be_named_by_a_unique_prefix():
+    from grader.autograde import chosen_lessons
+
+    known = ["01-boards-and-moves", "02-who-won", "10-more"]
+    assert chosen_lessons(["01", "02-who-won"], known) == ["01-boards-and-moves", "02-who-won"]
+    assert chosen_lessons(None, known) is None
+    with pytest.raises(ValueError, match="unknown lesson '0'; the lessons are: 01-boards"):
+        chosen_lessons(["0"], known)  # not unique
+
+
+def test_students_are_listed_shortened(small_course):
+    from grader.autograde import _listed
+
+    assert _listed([f"s{i}" for i in range(15)], most=3) == "s0, s1, s2, ... (12 more)"
+
+
+def test_collect_from_a_missing_path_fails(small_course, tmp_path, capsys):
+    assert main(["collect", str(tmp_path / "nowhere"), "--course", str(small_course)]) == 2
+    err = capsys.readouterr().err
+    assert "nowhere does not exist" in err
+
+
+def test_collect_names_the_lessons_when_a_file_names_none(small_course, tmp_path, capsys):
+    inbox = tmp_path / "inbox"
+    (inbox / "bob").mkdir(parents=True)
+    nbformat.write(nbformat.v4.new_notebook(), inbox / "bob" / "homework.ipynb")
+    assert main(["collect", str(inbox), "--course", str(small_course)]) == 1
+    assert "bob/homework.ipynb: no lesson name in the file's name or folders (rename it to one of: tiny)" \
+        in capsys.readouterr().out
+
+
+def test_export_before_grading_warns(small_course, tmp_path, capsys):
+    out = tmp_path / "grades.csv"
+    assert main(["export", "--course", str(small_course), "-o", str(out)]) == 0
+    assert "nothing has been graded" in capsys.readouterr().err
+    assert out.read_text().splitlines() == ["student,tiny,total"]
