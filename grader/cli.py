@@ -53,7 +53,8 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_argument("--student", help="only these students (comma-separated)")
     sub.add_argument("--lesson", help="only these lessons (comma-separated)")
 
-    sub = command("export", "write the grades as CSV: a row per student, a column per lesson")
+    sub = command("export", "write the grades as CSV: a row per student, a column per lesson; a blank "
+                            "cell means the student submitted nothing for that lesson (0.0 is a graded zero)")
     sub.add_argument("-o", "--output", type=Path, default=Path("grades.csv"), help="the CSV file (default grades.csv)")
     sub.add_argument("--detail", action="store_true", help="add a column per graded cell")
 

@@ -58,9 +58,19 @@ def feedback(course: Path, *, students: list[str] | None = None, lessons: list[s
     return written
 
 
+def points(score: float | None) -> str:
+    """Returns a score as the CSV shows it: one decimal, two where needed (3.0, 1.5, 0.25);
+    blank for None (nothing submitted)."""
+    if score is None:
+        return ""
+    text = f"{round(score, 2):.2f}".rstrip("0")
+    return text + "0" if text.endswith(".") else text
+
+
 def export(course: Path, out: Path, *, detail: bool = False) -> list[dict]:
-    """Writes the gradebook as CSV: a row per student, a column per lesson (0 when nothing was
-    submitted) and the total; with ``detail``, a column per graded cell too. Returns the rows."""
+    """Writes the gradebook as CSV: a row per student, a column per lesson (blank when nothing
+    was submitted) and the total of what was; with ``detail``, a column per graded cell too.
+    Returns the rows, scores as written (see ``points``)."""
     from nbgrader.api import Gradebook, MissingEntry
 
     course = Path(course).resolve()
@@ -72,20 +82,20 @@ def export(course: Path, out: Path, *, detail: bool = False) -> list[dict]:
         cells = {l: [(nb.name, c.name) for nb in gb.find_assignment(l).notebooks for c in nb.grade_cells]
                  for l in lessons} if detail else {}
         for student in sorted(s.id for s in gb.students):
-            row = {"student": student}
+            scores = {}
             for lesson in lessons:
                 try:
-                    row[lesson] = round(gb.find_submission(lesson, student).score, 2)
+                    scores[lesson] = gb.find_submission(lesson, student).score
                 except MissingEntry:
-                    row[lesson] = 0
-            row["total"] = round(sum(row[l] for l in lessons), 2)
+                    scores[lesson] = None
+            scores["total"] = sum(v for v in scores.values() if v is not None)
             for lesson, graded in cells.items():
                 for notebook, cell in graded:
                     try:
-                        row[f"{lesson}:{cell}"] = round(gb.find_grade(cell, notebook, lesson, student).score, 2)
+                        scores[f"{lesson}:{cell}"] = gb.find_grade(cell, notebook, lesson, student).score
                     except MissingEntry:
-                        row[f"{lesson}:{cell}"] = 0
-            rows.append(row)
+                        scores[f"{lesson}:{cell}"] = None
+            rows.append({"student": student, **{k: points(v) for k, v in scores.items()}})
         header = ["student", *lessons, "total", *(f"{l}:{c}" for l, g in cells.items() for _, c in g)]
     out = Path(out)
     with out.open("w", newline="") as handle:

@@ -1,7 +1,8 @@
 """``ttt-grader check tictactoe.py``: grade a plain CS50-format file with the lessons' checks.
 
 Each CS50 function (seed 002: player, actions, result, winner, terminal, utility, minimax) is
-checked by the same ``grader.checks`` function the notebooks' hidden tests call, each in its
+checked by the same ``grader.checks`` function the notebooks' hidden tests call, on its own
+(the other functions it calls are the reference ones, as in the notebooks), each in its
 own subprocess under a memory cap and a time limit, so a file that loops, exits, crashes or
 hoards memory loses that function's check and no more, and cannot hang or kill the grader.
 The subprocess still runs the file as the grading user: this is not a sandbox.
@@ -100,8 +101,20 @@ def _run(path: str, name: str, out: str) -> None:
     if not callable(function):
         write(False, f"the file defines no function {name}")
         return
+    import contextlib
+    import io
+
+    from ttt import tictactoe as reference
+
+    # as in the notebooks, a function is graded on its own: minimax runs on the reference
+    # helpers (the other checks put the reference helpers in place themselves)
+    helpers = {h: getattr(reference, h) for h in FUNCTIONS if h != name} if name == "minimax" else {}
+    printed = io.StringIO()
     try:
-        write(True, str(getattr(checks, f"check_{name}")(function)))
+        with checks.substituted(vars(module), **helpers), contextlib.redirect_stdout(printed):
+            summary = getattr(checks, f"check_{name}")(function)
+        lines = printed.getvalue().strip().splitlines()
+        write(True, summary or (lines[-1] if lines else f"{name}: correct"))
     except BaseException as error:
         write(False, f"{type(error).__name__}: {error}" if not isinstance(error, AssertionError) else str(error))
 

@@ -84,6 +84,18 @@ def test_check_passes_a_correct_cs50_file(tmp_path, capsys):
     results = json.loads(capsys.readouterr().out)
     assert [r["function"] for r in results] == ["player", "actions", "result", "winner", "terminal", "utility", "minimax"]
     assert all(r["passed"] for r in results), results
+    assert all(r["message"].startswith(f"{r['function']}: correct on ") for r in results), results
+
+
+@pytest.mark.slow
+def test_check_grades_each_function_on_its_own(tmp_path):
+    from grader.cs50file import check_file
+
+    path = tmp_path / "tictactoe.py"
+    path.write_text(NAIVE.replace("def winner(board):\n", "def winner(board):\n    return None\n"))
+    results = {r.function: r for r in check_file(path, functions=("winner", "terminal", "utility", "minimax"))}
+    assert not results["winner"].passed and "wrong winner" in results["winner"].message
+    assert all(results[f].passed for f in ("terminal", "utility", "minimax")), results
 
 
 @pytest.mark.slow
@@ -256,3 +268,23 @@ def test_export_before_grading_warns(small_course, tmp_path, capsys):
     assert main(["export", "--course", str(small_course), "-o", str(out)]) == 0
     assert "nothing has been graded" in capsys.readouterr().err
     assert out.read_text().splitlines() == ["student,tiny,total"]
+
+
+def test_export_leaves_what_was_not_submitted_blank(small_course, tmp_path, capsys):
+    from nbgrader.api import Gradebook
+
+    course = tmp_path / "course"
+    shutil.copytree(small_course, course)
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
+        gb.add_student("late")  # in the class, nothing submitted
+    out = tmp_path / "grades.csv"
+    assert main(["export", "--course", str(course), "-o", str(out), "--detail"]) == 0
+    assert "nothing has been graded" not in capsys.readouterr().err
+    rows = list(csv.DictReader(out.open()))
+    assert rows == [{"student": "late", "tiny": "", "total": "0.0", "tiny:test_player": "", "tiny:test_count_empty": ""}]
+
+
+def test_export_formats_scores_alike():
+    from grader.course_ops import points
+
+    assert [points(v) for v in (3, 3.0, 1.5, 0.25, 2 / 3, 0, None)] == ["3.0", "3.0", "1.5", "0.25", "0.67", "0.0", ""]
