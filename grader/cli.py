@@ -43,7 +43,7 @@ def _parser() -> argparse.ArgumentParser:
     sub = command("autograde", "grade every submission into DIR/gradebook.db, students in parallel")
     sub.add_argument("--jobs", "-j", type=int, default=os.cpu_count() or 1, help="parallel workers (default: one per core)")
     sub.add_argument("--student", help="only these students (comma-separated)")
-    sub.add_argument("--lesson", help="only these lessons (comma-separated)")
+    sub.add_argument("--lesson", help="only these lessons (comma-separated; a unique prefix such as 01 will do)")
     sub.add_argument("--force", action="store_true", help="grade again what an earlier run graded")
     sub.add_argument("--timeout", type=int, help="seconds a cell may run (default: nbgrader's Execute.timeout)")
     sub.add_argument("--memory", type=int, metavar="MB", help="memory cap per kernel (default 2048)")
@@ -51,7 +51,7 @@ def _parser() -> argparse.ArgumentParser:
 
     sub = command("feedback", "write nbgrader's HTML feedback for every graded submission")
     sub.add_argument("--student", help="only these students (comma-separated)")
-    sub.add_argument("--lesson", help="only these lessons (comma-separated)")
+    sub.add_argument("--lesson", help="only these lessons (comma-separated; a unique prefix such as 01 will do)")
 
     sub = command("export", "write the grades as CSV: a row per student, a column per lesson; a blank "
                             "cell means the student submitted nothing for that lesson (0.0 is a graded zero)")
@@ -114,6 +114,11 @@ def _feedback(args) -> int:
     from grader.course_ops import feedback
 
     written = feedback(args.course, students=_names(args.student), lessons=_names(args.lesson))
+    if not written:
+        print(f"ttt-grader feedback: nothing autograded in {args.course} yet"
+              f"{' for those students and lessons' if args.student or args.lesson else ''}: "
+              "run `ttt-grader autograde` first", file=sys.stderr)
+        return 1
     print(f"wrote {len(written)} feedback files under {args.course / 'feedback'}")
     return 0
 

@@ -152,13 +152,15 @@ def test_the_autograded_notebook_says_what_happened(graded):
 
 def test_feedback_shows_the_check_message_not_the_hidden_tests(graded):
     course, _, _ = graded
-    written = feedback(course, students=["good", "calls-reference", "invalid-json"])
-    assert len(written) == 3
+    written = feedback(course, students=["good", "calls-reference", "invalid-json", "loop"])
+    assert len(written) == 4
     html = {p.parts[-3]: p.read_text() for p in written}
     for text in html.values():
         assert gc.HIDDEN_MARK not in text and "check_player" not in text
     assert "reference solution" in html["calls-reference"]
     assert "could not be read" in html["invalid-json"]
+    assert "This cell was stopped after 3 seconds (the time limit)" in html["loop"]
+    assert "KeyboardInterrupt" not in html["loop"]
 
 
 def test_running_again_changes_nothing(graded):

@@ -248,6 +248,12 @@ def test_students_are_listed_shortened(small_course):
     assert _listed([f"s{i}" for i in range(15)], most=3) == "s0, s1, s2, ... (12 more)"
 
 
+def test_feedback_before_grading_fails(small_course, capsys):
+    assert main(["feedback", "--course", str(small_course), "--lesson", "ti"]) == 1
+    out, err = capsys.readouterr()
+    assert "nothing autograded" in err and "run `ttt-grader autograde` first" in err and "wrote" not in out
+
+
 def test_collect_from_a_missing_path_fails(small_course, tmp_path, capsys):
     assert main(["collect", str(tmp_path / "nowhere"), "--course", str(small_course)]) == 2
     err = capsys.readouterr().err
