@@ -31,9 +31,12 @@ empty board and checks all 5,478 positions in about 15 seconds on one core.
 from __future__ import annotations
 
 import contextlib
+import copy
 import functools
 import linecache
+import signal
 import sys
+import threading
 import time
 import traceback
 import types
@@ -94,7 +97,9 @@ def _text_or_none(board: Any) -> Optional[str]:
 def _fail(call: str, board: Any, problem: str, *, expected: Any = None, got: Any = None, note: str = "", checked: str = "") -> CheckFailed:
     """Return the CheckFailed for one case on a 3x3 board: the call, the board drawn, expected and got."""
     picture = []
-    if board is not None:
+    if isinstance(board, bigboard.BigState):
+        picture = _big_picture(board)
+    elif board is not None:
         picture = ["board:", draw(board)] + ([] if isinstance(board, str) else [f"   as a list: {board!r}"])
     return _failure(call, problem, picture, expected=expected, got=got, note=note, checked=checked)
 
@@ -490,21 +495,82 @@ def _plural_items(n: int) -> str:
     return "1 item" if n == 1 else f"{n} items"
 
 
-def returned(function: Callable, board: Any, *args: Any) -> Any:
-    """Return ``function(board, *args)``; if it raises (other than NotImplementedError), raise CheckFailed saying so.
+class _OutOfTime(BaseException):
+    """Raised in the main thread when a call's time limit is up (a BaseException: ``except Exception`` misses it)."""
 
-    The message names the call, draws the board and points at the line of the student's code
-    that raised.
+
+@contextlib.contextmanager
+def _deadline(seconds: Optional[float]) -> Iterator[None]:
+    """Inside the block, raise `_OutOfTime` once `seconds` have passed (SIGALRM, so the main thread on Unix only).
+
+    Elsewhere, or with `seconds` None, the block runs without a limit. An interval timer set
+    before the block is replaced while it runs.
+    """
+    if seconds is None or not hasattr(signal, "setitimer") or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def ring(signum: int, frame: Any) -> None:
+        raise _OutOfTime()
+
+    previous = signal.signal(signal.SIGALRM, ring)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def returned(function: Callable, board: Any, *args: Any, call: Optional[str] = None, seconds: Optional[float] = None,
+             slow: str = "") -> Any:
+    """Return ``function(board, *args)``, or raise CheckFailed saying what went wrong.
+
+    It fails if the function raises (other than NotImplementedError: the stub), changes the board
+    it was given, or, with `seconds`, is still running after that many seconds (then `slow`, a
+    hint, follows the message). The message names the call (`call`, or one made from the
+    function's name), draws the board as it was before the call, and points at the line of the
+    student's code that raised.
     """
     __tracebackhide__ = True  # noqa: F841
-    call = f"{function.__name__}({', '.join(['board', *map(repr, args)])})"
+    call = call or f"{function.__name__}({', '.join(['board', *map(repr, args)])})"
+    before = copy.deepcopy(board)
     try:
-        return function(board, *args)
+        with _deadline(seconds):
+            got = function(board, *args)
     except NotImplementedError:
         raise
+    except _OutOfTime:
+        raise _visible(_fail(call, before, f"still searching after {seconds:g} s" + (f": {slow}" if slow else ""))) from None
     except Exception as error:  # noqa: BLE001  (what the student's function raised is the answer)
         where = _student_line(error).removesuffix(": ")
-        raise _visible(_fail(call, board, f"raised {type(error).__name__}: {error}", note=f"(raised {where})" if where else "")) from None
+        raise _visible(_fail(call, before, f"raised {type(error).__name__}: {error}", note=f"(raised {where})" if where else "")) from None
+    if board != before:
+        name = getattr(function, "__name__", "the function")
+        changed = draw(board) if _text_or_none(board) is not None else f"    {board!r}"
+        raise _visible(_fail(call, before, f"{name} changed the board it was given (drawn here as it was before the call).",
+                             expected="the board left as it was", got=f"the board changed to\n{changed}",
+                             note=f"{name} must only look at the board: copy it (copy.deepcopy) before trying a move on it."))
+    return got
+
+
+def legal_only(function: Callable) -> Callable[[Board], tuple[int, int]]:
+    """Return a CS50 player that calls `function` on the board and returns its move if it is a free square.
+
+    Otherwise (an error, a changed board, None or an occupied square) it raises CheckFailed
+    with the board drawn, so a game between players stops with what went wrong and where.
+    """
+
+    @functools.wraps(function)
+    def play(board: Board) -> tuple[int, int]:
+        __tracebackhide__ = True  # noqa: F841
+        name = getattr(function, "__name__", "the function")
+        move = returned(function, board)
+        expect(move, call=f"{name}(board)", kind="action", board=board, accept=sorted(ref.actions(board)),
+               why=f"your {name} returned {move!r} on this board: a player must return a free square (i, j)")
+        return move
+
+    return play
 
 
 def expect_at_most(got: int, limit: int, *, what: str, hint: str = "") -> None:
@@ -1085,10 +1151,14 @@ def _draw_big(state: Any) -> str:
     return f"{text}\n   ({where})"
 
 
+def _big_picture(state: Any) -> list[str]:
+    """Return the lines that show a nine-board state in a failure message."""
+    return ["state (boards 0-8 row by row, cells 0-8 in each):", _draw_big(state), f"   as a state: {state!r}"]
+
+
 def _fail_big(call: str, state: Any, problem: str, *, expected: Any = None, got: Any = None, note: str = "", checked: str = "") -> CheckFailed:
     """Return the CheckFailed for one case on a nine-board state, drawn."""
-    picture = ["state (boards 0-8 row by row, cells 0-8 in each):", _draw_big(state), f"   as a state: {state!r}"]
-    return _failure(call, problem, picture, expected=expected, got=got, note=note, checked=checked)
+    return _failure(call, problem, _big_picture(state), expected=expected, got=got, note=note, checked=checked)
 
 
 @contextlib.contextmanager
@@ -1190,7 +1260,8 @@ def check_depth_limited(depth_limited_move: Callable) -> str:
     namespace = getattr(_plain(depth_limited_move), "__globals__", {})
     game = nineboard.NineBoard()
     cases = depth_limited_cases()
-    checked = f"{len(cases)} positions and depths from random games are checked"
+    where = f"{len(cases)} moves: {len({state for state, _ in cases})} positions from random games, at depths 1 to 3"
+    checked = f"{where} are checked"
     swap = {name: f for name, f in (("evaluate", bigboard.seed003_evaluate), ("line_score", line_score)) if callable(namespace.get(name))}
     start = time.perf_counter()
     with substituted(namespace, **swap):
@@ -1210,7 +1281,7 @@ def check_depth_limited(depth_limited_move: Callable) -> str:
                     note="Values are for X: X takes the largest, O the smallest. At the depth limit a position that is not over gets evaluate(state); one that is over keeps game.utility(state).",
                     checked=checked,
                 )
-    return _passed("depth_limited_move", f"{len(cases)} positions and depths", time.perf_counter() - start)
+    return _passed("depth_limited_move", where, time.perf_counter() - start)
 
 
 __all__ = [

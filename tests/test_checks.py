@@ -474,3 +474,87 @@ def test_expect_at_most_states_the_limit_and_the_hint():
 def test_optimal_actions_are_the_reference_s():
     assert checks.optimal_actions(ref.from_text("O.X/O../..X")) == {(1, 2), (2, 0)}
     assert checks.optimal_actions(ref.from_text("XOX/XOO/OXX")) == set()
+
+
+# --- the lessons' visible tests, run on planted bugs -----------------------------------------------
+
+
+def visible_failure(name: str, grade_id: str, edit) -> str:
+    """Return the CheckFailed message of the visible part of `grade_id`'s cell, run after `name`'s solution with `edit`."""
+    from lesson_code import notebook
+
+    (cell,) = [c for c in notebook(name).cells if c.get("metadata", {}).get("nbgrader", {}).get("grade_id") == grade_id]
+    namespace = lesson(name, edit=edit)
+    with pytest.raises(CheckFailed) as raised:
+        exec(cell.source.split("### BEGIN HIDDEN TESTS")[0], namespace)
+    return str(raised.value)
+
+
+def _root_maximises(src: str) -> str:
+    return src.replace('maximizing = game.to_move(state) == "X"', "maximizing = True")
+
+
+@pytest.mark.parametrize("edit, shows", [
+    (lambda src: _root_maximises(src).replace('if game.to_move(state) == "X":', "if True:"), "returned: (4, 1)"),  # always maximising
+    (_root_maximises, "returned: (4, 1)"),  # O takes the largest value at the root
+    (lambda src: src.replace("if depth == 0:", "if depth <= 1:"), "(0, 4) is worth 0"),  # stops one move early
+])
+def test_lesson_6_visible_tests_catch_common_search_bugs(edit, shows):
+    message = visible_failure(L6, "depth-limited-tests", edit)
+    assert shows in message and "as a state: BigState(" in message, message
+    if "O takes the SMALLEST" in message:
+        assert message.startswith("depth_limited_move(centre, 1): O is to move") and "(O to move, on board 4)" in message
+    else:
+        assert message.startswith("depth_limited_move(game.initial(), 2): looking 2 moves ahead") and "expected: (4, 4)" in message
+
+
+def test_lesson_6_visible_tests_pass_the_solution(capsys):
+    for grade_id in ("line-score-tests", "evaluate-tests", "depth-limited-tests"):
+        from lesson_code import notebook
+
+        (cell,) = [c for c in notebook(L6).cells if c.get("metadata", {}).get("nbgrader", {}).get("grade_id") == grade_id]
+        exec(cell.source.split("### BEGIN HIDDEN TESTS")[0], lesson(L6))
+    assert capsys.readouterr().out.count("passes the visible tests") == 3
+
+
+def test_a_search_that_ignores_the_depth_is_stopped_with_a_hint():
+    ns = lesson(L6, edit=lambda src: src.replace("if depth == 0:", "if False:"))
+    game = ns["game"]
+    with pytest.raises(CheckFailed) as failed:
+        checks.returned(ns["depth_limited_move"], game.initial(), 2, call="depth_limited_move(game.initial(), 2)",
+                        seconds=0.5, slow="does `value` stop when depth reaches 0?")
+    message = str(failed.value)
+    assert message.startswith("depth_limited_move(game.initial(), 2): still searching after 0.5 s: does `value` stop")
+    assert "(X to move, on any open board)" in message
+    assert checks.returned(lambda state, depth: depth, game.initial(), 3, seconds=5) == 3
+
+
+def test_lesson_6_evaluate_failure_draws_the_state():
+    message = visible_failure(L6, "evaluate-tests", lambda src: src.replace('- line_score(state.small(b), "O")', ""))
+    assert message.startswith("evaluate(state): then O in corner (4, 0)") and "as a state: BigState(" in message
+
+
+def test_lesson_3_a_win_block_that_changes_the_board_is_shown_the_board_before():
+    def trying(src: str) -> str:  # tries its marks on the board itself and never takes them back
+        return src.replace("trial = copy.deepcopy(board)", "trial = board")
+
+    message = visible_failure(L3, "win-block-tests", trying)
+    assert "win_block changed the board it was given (drawn here as it was before the call)" in message, message
+    before, after = message.split("returned: the board changed to")
+    assert "(X to move)" in before and "has won" not in before and "X | X | X" in after
+
+
+def test_lesson_3_tournament_stops_on_a_move_that_is_not_a_free_square():
+    from ttt import agents
+    from ttt.cli import match
+    from ttt.games.classic import TicTacToe
+
+    def win_block(board):
+        return None if sum(row.count(None) for row in board) < 7 else ref.minimax(board)
+
+    with checks.reference_allowed(), pytest.raises(CheckFailed) as failed:
+        match(TicTacToe(), agents.from_cs50(checks.legal_only(win_block)), agents.make("random", seed=1), games=2, names=("a", "b"))
+    message = str(failed.value)
+    assert message.startswith("win_block(board): your win_block returned None on this board: a player must return a free square")
+    assert "to move)" in message and "expected: (" in message and message.endswith("returned: None")
+    assert checks.legal_only(ref.minimax)(ref.from_text("XX./OO./...")) == (0, 2)
