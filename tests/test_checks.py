@@ -479,14 +479,19 @@ def test_optimal_actions_are_the_reference_s():
 # --- the lessons' visible tests, run on planted bugs -----------------------------------------------
 
 
-def visible_failure(name: str, grade_id: str, edit) -> str:
-    """Return the CheckFailed message of the visible part of `grade_id`'s cell, run after `name`'s solution with `edit`."""
+def visible_tests(name: str, grade_id: str) -> str:
+    """Return the visible part of the grade cell `grade_id` of lesson `name` (what comes before the hidden tests)."""
     from lesson_code import notebook
 
     (cell,) = [c for c in notebook(name).cells if c.get("metadata", {}).get("nbgrader", {}).get("grade_id") == grade_id]
+    return cell.source.split("### BEGIN HIDDEN TESTS")[0]
+
+
+def visible_failure(name: str, grade_id: str, edit) -> str:
+    """Return the CheckFailed message of the visible tests of `grade_id`, run after `name`'s solution with `edit`."""
     namespace = lesson(name, edit=edit)
     with pytest.raises(CheckFailed) as raised:
-        exec(cell.source.split("### BEGIN HIDDEN TESTS")[0], namespace)
+        exec(visible_tests(name, grade_id), namespace)
     return str(raised.value)
 
 
@@ -510,10 +515,7 @@ def test_lesson_6_visible_tests_catch_common_search_bugs(edit, shows):
 
 def test_lesson_6_visible_tests_pass_the_solution(capsys):
     for grade_id in ("line-score-tests", "evaluate-tests", "depth-limited-tests"):
-        from lesson_code import notebook
-
-        (cell,) = [c for c in notebook(L6).cells if c.get("metadata", {}).get("nbgrader", {}).get("grade_id") == grade_id]
-        exec(cell.source.split("### BEGIN HIDDEN TESTS")[0], lesson(L6))
+        exec(visible_tests(L6, grade_id), lesson(L6))
     assert capsys.readouterr().out.count("passes the visible tests") == 3
 
 

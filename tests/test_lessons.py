@@ -138,3 +138,17 @@ def test_released_notebooks_fail_only_on_the_stubs(course, tmp_path):
         for k, cell in enumerate(nb.cells):
             if is_grade(cell):
                 assert k in failing, f"{lesson}: grade cell {nbgrader_meta(cell)['grade_id']} should fail on the stub"
+
+
+@pytest.mark.slow
+def test_a_visible_test_stops_a_search_that_does_not_end_in_a_real_kernel(tmp_path):
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(
+        "from grader.checks import returned\nfrom ttt.games.nineboard import NineBoard\n\n"
+        "def depth_limited_move(state, depth):\n    while True:\n        pass\n\n"
+        "returned(depth_limited_move, NineBoard().initial(), 2, call='depth_limited_move(state, 2)', seconds=1,\n"
+        "         slow='does `value` stop when depth reaches 0?')")]
+    source = tmp_path / "forever.ipynb"
+    nbformat.write(nb, source)
+    (found,) = errors(execute(source, tmp_path / "ran.ipynb"))
+    assert found[1] == "CheckFailed" and found[2].startswith("depth_limited_move(state, 2): still searching after 1 s: does `value` stop")
