@@ -16,7 +16,7 @@ from ttt import agents
 from ttt.errors import InvalidActionError
 from ttt.games import get_game
 from ttt.games.bigboard import small_winner
-from ttt.widgets.board import message_html, shows_errors
+from ttt.widgets.board import GameControls, message_html, shows_errors
 
 GAMES = ("nine-board", "ultimate")
 PLAYABLE_BORDER = "3px solid #2e7d32"  # the boards the person may play on
@@ -25,7 +25,7 @@ TINT = {"X": "#cfe3ff", "O": "#ffd6d6"}  # a square of a board won by X / by O; 
 LAST_MOVE = "#fff2b3"
 
 
-class BigBoard(widgets.VBox):
+class BigBoard(GameControls, widgets.VBox):
     """Nine small boards to play against the computer: seed 003's nine-board game or ultimate.
 
     `opponent` is a player registered for the game (``ttt.agents.names(game)``); `seconds` is
@@ -48,17 +48,11 @@ class BigBoard(widgets.VBox):
         names = agents.names(game)
         if opponent not in names:
             raise ValueError(f"unknown player {opponent!r}; choose one of: {', '.join(names)}")
-        side = str(side).upper()
-        if side not in ("X", "O"):
-            raise ValueError(f"side must be 'X' or 'O', not {side!r}")
         self.game = get_game(game)
         self.seed, self.seconds = seed, seconds
         self.state = self.game.initial()
         self.last_move: Optional[tuple[int, int]] = None
-        self.side_picker = widgets.ToggleButtons(options=["X", "O"], value=side, description="You play")
-        self.side_picker.style.button_width = "3em"
-        self.opponent_picker = widgets.Dropdown(options=names, value=opponent, description="Computer")
-        self.new_button = widgets.Button(description="New game", icon="refresh")
+        controls = self._make_controls(side=side, options=names, opponent=opponent)
         self.squares = [
             [
                 widgets.Button(
@@ -86,24 +80,11 @@ class BigBoard(widgets.VBox):
         self.grid.add_class("ttt-board")
         self.status = widgets.HTML()
         self.status.add_class("ttt-status")
-        self.new_button.on_click(lambda _: self.new_game())
-        self.side_picker.observe(lambda _: self.new_game(), names="value")
-        self.opponent_picker.observe(lambda _: self.new_game(), names="value")
-        super().__init__([widgets.HBox([self.side_picker, self.opponent_picker, self.new_button]), self.grid, self.status])
+        super().__init__([controls, self.grid, self.status])
         self.add_class("ttt-bigboard")
         self.new_game()
 
     # -- what the widget shows
-
-    @property
-    def side(self) -> str:
-        """Return the mark the person plays."""
-        return self.side_picker.value
-
-    @property
-    def computer(self) -> str:
-        """Return the mark the computer plays."""
-        return "O" if self.side == "X" else "X"
 
     def playable_boards(self) -> list[int]:
         """Return the boards the player to move may play on (none when the game is over)."""

@@ -71,6 +71,42 @@ def tree_svg(trace: Trace, *, max_depth: Optional[int] = None, max_nodes: int = 
     return f'<div style="overflow:auto; max-height:640px;">{svg}</div>'
 
 
+class GameControls:
+    """The row above a playable board: which side you play, the computer, New game.
+
+    A widget mixes this in, calls `_make_controls` before building its board and gets
+    `side_picker`, `opponent_picker`, `new_button` (each starting a new game when changed)
+    and the `side` / `computer` properties.
+    """
+
+    side_picker: widgets.ToggleButtons
+    opponent_picker: widgets.Dropdown
+
+    def _make_controls(self, *, side: str, options: Any, opponent: Any) -> widgets.HBox:
+        """Return the controls' row; raise ValueError unless `side` is 'X' or 'O'."""
+        side = str(side).upper()
+        if side not in ("X", "O"):
+            raise ValueError(f"side must be 'X' or 'O', not {side!r}")
+        self.side_picker = widgets.ToggleButtons(options=["X", "O"], value=side, description="You play")
+        self.side_picker.style.button_width = "3em"
+        self.opponent_picker = widgets.Dropdown(options=options, value=opponent, description="Computer")
+        self.new_button = widgets.Button(description="New game", icon="refresh")
+        self.new_button.on_click(lambda _: self.new_game())
+        self.side_picker.observe(lambda _: self.new_game(), names="value")
+        self.opponent_picker.observe(lambda _: self.new_game(), names="value")
+        return widgets.HBox([self.side_picker, self.opponent_picker, self.new_button])
+
+    @property
+    def side(self) -> str:
+        """Return the mark the person plays."""
+        return self.side_picker.value
+
+    @property
+    def computer(self) -> str:
+        """Return the mark the computer plays."""
+        return "O" if self.side == "X" else "X"
+
+
 def square_name(square: int) -> str:
     """Return a square as both a student and CS50 say it: 'square 4, (1, 1)'."""
     return f"square {square}, {divmod(square, 3)}"
@@ -79,7 +115,7 @@ def square_name(square: int) -> str:
 # --- the board ---------------------------------------------------------------------------------
 
 
-class PlayableBoard(widgets.VBox):
+class PlayableBoard(GameControls, widgets.VBox):
     """A 3x3 board to play against the computer (seed 002's game, in JupyterLab).
 
     `opponent` is a registered player's name (see ``ttt.agents.names()``), a player, or a
@@ -97,18 +133,12 @@ class PlayableBoard(widgets.VBox):
         self.state: str = EMPTY_BOARD
         self.thought_from: Optional[str] = None  # the position of the computer's last move
         self._trace: Optional[Trace] = None
-        side = str(side).upper()
-        if side not in ("X", "O"):
-            raise ValueError(f"side must be 'X' or 'O', not {side!r}")
         options = [(name, name) for name in agents.names()]
         if not isinstance(opponent, str):
             options.insert(0, (getattr(opponent, "__name__", "your function"), opponent))
         elif opponent not in agents.names():
             raise ValueError(f"unknown player {opponent!r}; choose one of: {', '.join(agents.names())}")
-        self.side_picker = widgets.ToggleButtons(options=["X", "O"], value=side, description="You play")
-        self.side_picker.style.button_width = "3em"
-        self.opponent_picker = widgets.Dropdown(options=options, value=opponent, description="Computer")
-        self.new_button = widgets.Button(description="New game", icon="refresh")
+        controls = self._make_controls(side=side, options=options, opponent=opponent)
         self.squares = [
             widgets.Button(description="", layout=widgets.Layout(width="56px", height="56px"), tooltip=square_name(s))
             for s in range(9)
@@ -128,14 +158,11 @@ class PlayableBoard(widgets.VBox):
                                                 layout=widgets.Layout(display="none"))
         self.tree = widgets.HTML()
         self.tree.add_class("ttt-tree")
-        self.new_button.on_click(lambda _: self.new_game())
-        self.side_picker.observe(lambda _: self.new_game(), names="value")
-        self.opponent_picker.observe(lambda _: self.new_game(), names="value")
         self.thinking.observe(lambda _: self._show_thinking(), names="value")
         self.thinking_depth.observe(lambda _: self._show_thinking(), names="value")
         super().__init__(
             [
-                widgets.HBox([self.side_picker, self.opponent_picker, self.new_button]),
+                controls,
                 self.board,
                 self.status,
                 widgets.HBox([self.thinking, self.thinking_depth]),
@@ -146,16 +173,6 @@ class PlayableBoard(widgets.VBox):
         self.new_game()
 
     # -- what the widget shows
-
-    @property
-    def side(self) -> str:
-        """Return the mark the person plays."""
-        return self.side_picker.value
-
-    @property
-    def computer(self) -> str:
-        """Return the mark the computer plays."""
-        return "O" if self.side == "X" else "X"
 
     @property
     def opponent_name(self) -> str:
