@@ -148,7 +148,6 @@ class NineBoard(BigBoardGame):
 
     winner = staticmethod(winner)
     evaluate = staticmethod(evaluate)
-    seed003_evaluate = staticmethod(seed003_evaluate)
     order_moves = staticmethod(order_moves)
 
     @staticmethod

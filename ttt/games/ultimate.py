@@ -172,7 +172,6 @@ class Ultimate(BigBoardGame):
 
     winner = staticmethod(winner)
     evaluate = staticmethod(evaluate)
-    seed003_evaluate = staticmethod(seed003_evaluate)
     order_moves = staticmethod(order_moves)
     is_closed = staticmethod(is_closed)
 
