@@ -78,7 +78,7 @@ CASES = {
     "memory": (lambda c: gc.submit(c, "memory", gc.solved(c, player=_player(
         "hoard = []\nwhile True:\n    hoard.append(b'x' * 2**26)"))), PLAYER_LOST, "MemoryError"),
     "chatty": (lambda c: gc.submit(c, "chatty", gc.solved(c, count_empty=(
-        "print('x' * 5_000_000)\nfor i in range(30_000):\n    print(i)\n"
+        "print('x' * 2_000_000)\nfor i in range(10_000):\n    print(i)\n"
         "def count_empty(board):\n    return sum(row.count(None) for row in board)"))), FULL, "output truncated"),
     "syntax": (lambda c: gc.submit(c, "syntax", gc.solved(c, player="def player(board)\n    return 'X'")),
                PLAYER_LOST, "SyntaxError"),
