@@ -19,6 +19,7 @@ from typing import Any, Callable, Optional, Sequence, TextIO
 from ttt import agents
 from ttt.errors import InvalidActionError, InvalidBoardError
 from ttt.games import game_names, get_game
+from ttt.play import Session, match, play_game  # noqa: F401 - `from ttt.cli import play_game, match` still works
 
 DEFAULT_AI = {"tictactoe": "minimax", "nine-board": "default", "ultimate": "default"}  # the unbeatable (or strongest) player of each game
 
@@ -78,17 +79,16 @@ def cmd_play(args: argparse.Namespace, stdin: TextIO = sys.stdin, stdout: TextIO
             if side not in ("X", "O"):
                 out("Please type X or O.\n")
         out(f"The computer ({ai.__name__}) plays {'O' if side == 'X' else 'X'}.\n")
-        state = game.initial()
-        while not game.is_terminal(state):
-            out("\n" + _numbered(game, state) + "\n")
-            if game.to_move(state) == side:
-                move = _ask_move(game, state, stdin, stdout)
-            else:
-                move = ai(state)
+        session = Session(game, {side: None, ("O" if side == "X" else "X"): ai})
+        while not session.over:
+            out("\n" + _numbered(game, session.state) + "\n")
+            if session.computer_to_move:
+                move = session.play_computer()
                 out(f"The computer takes {game.move_name(move)}.\n")
-            state = game.play(state, move)
-        out("\n" + _numbered(game, state) + "\n")
-        won = game.winner(state)
+            else:
+                session.play(_ask_move(game, session.state, stdin, stdout))
+        out("\n" + _numbered(game, session.state) + "\n")
+        won = session.winner
         if won is None:
             out("It's a tie!\n")
         elif won == side:
@@ -125,56 +125,6 @@ def _ask_move(game: Any, state: Any, stdin: TextIO, stdout: TextIO) -> Any:
 # --- ttt match -------------------------------------------------------------------------------
 
 
-def play_game(game: Any, x: Callable[[Any], Any], o: Callable[[Any], Any]) -> Optional[str]:
-    """Return the winner ('X' or 'O') of one game between players `x` and `o`, or None for a draw.
-
-    Raises InvalidActionError naming the player if a player returns an illegal move.
-    """
-    state = game.initial()
-    while not game.is_terminal(state):
-        player = x if game.to_move(state) == "X" else o
-        move = player(state)
-        try:
-            state = game.play(state, move)
-        except InvalidActionError as error:
-            raise InvalidActionError(f"{getattr(player, '__name__', 'a player')} played an illegal move: {error}") from None
-    return game.winner(state)
-
-
-def match(
-    game: Any,
-    a: Callable[[Any], Any],
-    b: Callable[[Any], Any],
-    *,
-    games: int,
-    names: Sequence[str] = ("A", "B"),
-    progress: bool = False,
-) -> dict[str, Any]:
-    """Return the results of `games` games between `a` and `b`, alternating who moves first.
-
-    The result is ``{"games": N, "results": {name_a: {"wins", "draws", "losses"}, name_b: ...}}``.
-    """
-    from tqdm.auto import tqdm
-
-    results = {name: {"wins": 0, "draws": 0, "losses": 0} for name in names}
-    if names[0] == names[1]:
-        results = {names[0]: {"wins": 0, "draws": 0, "losses": 0}}
-    first, second = names
-    for k in tqdm(range(games), desc=f"{first} v {second}", unit="game", disable=not progress, leave=False):
-        a_is_x = k % 2 == 0
-        won = play_game(game, a, b) if a_is_x else play_game(game, b, a)
-        if won is None:
-            results[first]["draws"] += 1
-            if second != first:
-                results[second]["draws"] += 1
-            continue
-        a_won = (won == "X") == a_is_x
-        results[first]["wins" if a_won else "losses"] += 1
-        if second != first:
-            results[second]["losses" if a_won else "wins"] += 1
-    return {"games": games, "results": results}
-
-
 def cmd_match(args: argparse.Namespace, stdout: TextIO = sys.stdout) -> int:
     """Play N games between two players, alternating who starts, and print the tally."""
     if args.n < 1:
@@ -186,7 +136,7 @@ def cmd_match(args: argparse.Namespace, stdout: TextIO = sys.stdout) -> int:
     b = _player_for(args.b, args.game, None if seed is None else seed + 1, seconds=seconds)
     outcome = match(game, a, b, games=args.n, names=(args.a, args.b), progress=not args.json and sys.stderr.isatty())
     if args.json:
-        stdout.write(json.dumps(outcome) + "\n")
+        stdout.write(json.dumps(outcome.to_dict()) + "\n")
         return 0
     width = max(len(n) for n in outcome["results"]) + 2
     stdout.write(f"{args.n} games of {game.name}, alternating who starts\n")

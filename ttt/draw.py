@@ -560,19 +560,31 @@ def counts(trace: Trace, k: int) -> dict[str, int]:
 def step_sentence(trace: Trace, k: int) -> str:
     """Return one sentence saying what the `k`-th event (1-based) of the search did.
 
-    For example "MIN node 12: value 0 <= alpha 0, so its last 2 moves are pruned (7, 8)."
-    Step 0 is the moment before the search starts.
+    For example "MIN node 12: value 0 <= alpha 0, so its last 2 moves are pruned (7, 8): MAX
+    above already has a move at least as good." Step 0 is the moment before the search starts.
     """
     events = trace.events
     if k <= 0 or not events:
         return "Before the search: press Step to start at the root." if events else "No search was recorded."
     k = min(k, len(events))
-    event = events[k - 1]
-    nodes = build_tree(events[:k])
-    game = trace.game
+    return event_sentence(trace.game, events[k - 1], build_tree(events[:k]), windows=has_windows(trace))
+
+
+def step_sentences(trace: Trace) -> list[str]:
+    """Return `step_sentence(trace, k)` for k = 1 .. len(trace), in one pass over the events."""
+    builder = TreeBuilder()
+    windows = has_windows(trace)
+    found = []
+    for event in trace.events:
+        builder.apply(event)
+        found.append(event_sentence(trace.game, event, builder.nodes, windows=windows))
+    return found
+
+
+def event_sentence(game: Any, event: Event, nodes: dict[int, TraceNode], *, windows: bool) -> str:
+    """Return the sentence for `event`, given the tree `nodes` as it stands once it has happened."""
     node = nodes[event.node]
     name = f"{_side(node.maximizing)} node {node.id}"
-    windows = has_windows(trace)
     if isinstance(event, Enter):
         mover = game.to_move(node.state)
         window = f", window α={number(event.alpha)}, β={number(event.beta)}" if windows else ""
@@ -591,8 +603,10 @@ def step_sentence(trace: Trace, k: int) -> str:
             f"its last {n} moves are pruned ({_moves_text(game, event.skipped)})"
         )
         if node.maximizing:
-            return f"{name}: value {number(event.value)} >= beta {number(event.beta)}, so {which}: MIN above will never allow it."
-        return f"{name}: value {number(event.value)} <= alpha {number(event.alpha)}, so {which}: MAX above already has better."
+            why = "already has a move at least as good" if event.value == event.beta else "will never allow it: it already has better"
+            return f"{name}: value {number(event.value)} >= beta {number(event.beta)}, so {which}: MIN above {why}."
+        why = "already has a move at least as good" if event.value == event.alpha else "already has better"
+        return f"{name}: value {number(event.value)} <= alpha {number(event.alpha)}, so {which}: MAX above {why}."
     best = f", best move {game.move_name(event.move)}" if event.move is not None else ""
     if node.parent is None:
         return f"The root, {name}, is done: its value is {number(event.value)}{best}. The search is over."

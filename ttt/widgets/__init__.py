@@ -1,14 +1,15 @@
-"""Widgets for JupyterLab 4 / Notebook 7 (ipywidgets 8): a board to play on and a search explorer.
+"""Widgets for JupyterLab 4, Notebook 7, VS Code and Colab (anywidget): boards to play on and a search explorer.
 
-    >>> from ttt.widgets import PlayableBoard, SearchExplorer
+    >>> from ttt.widgets import PlayableBoard, SearchExplorer, BigBoard
     >>> PlayableBoard()                      # play X against perfect play
     >>> PlayableBoard(minimax, side="O")     # play O against your own minimax(board)
     >>> SearchExplorer("XO./.X./...")        # step through alpha-beta from a position
+    >>> BigBoard("ultimate", side="O")       # nine boards in one
 
-Plain ipywidgets only: no custom front-end code, so they work wherever ipywidgets 8 does. Every
-handler shows its errors in the widget's status line. Stable CSS classes for pages and tests:
-``ttt-board``, ``ttt-square``, ``ttt-status``, ``ttt-explorer``, ``ttt-step``, ``ttt-back``,
-``ttt-tree`` (the drawn tree; cut-off edges carry the class ``pruned``).
+The browser draws each widget from its synced state (``ttt/widgets/widget.js`` and
+``widget.css``, shipped in the package); every handler shows its errors in the widget's status
+line. The class names and data attributes the page carries are listed in the README
+("Hooks for scripts and tests").
 """
 
 from ttt.widgets.bigboard import BigBoard

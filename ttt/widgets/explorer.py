@@ -1,39 +1,159 @@
 """Step through a recorded search in JupyterLab: the tree grows as the search goes.
 
 The explorer holds no search of its own: it shows a ``ttt.trace.Trace`` (recorded by
-``ttt.trace.record``, or a student's own search through ``ttt.trace.record_calls``). The tree is
-laid out once by ``dot`` (``ttt.draw.TreeLayout``); each step only swaps a small stylesheet, so
-stepping stays quick on trees of hundreds of nodes.
+``ttt.trace.record``, or a student's own search through ``ttt.trace.record_calls``). The kernel
+sends the whole recorded search to the browser once (`tree_data`: each node with the step it is
+reached, finished and cut off, and the texts it shows from each step on; each step's sentence
+and counts), and the browser steps through it by itself, so Step, Back, Play and the slider
+never wait for the kernel. The tree is an outline that scrolls inside its own box: each row a
+node (its board, MAX ▲ or MIN ▼, its value and window), indented under its parent; a finished
+subtree folds into one summary row ("23 nodes, v = 1") that opens with a click, and the
+current node is kept in view.
 """
 
 from __future__ import annotations
 
 from typing import Any, Optional
 
-import graphviz
-import ipywidgets as widgets
 import traitlets
 
-from ttt.draw import DOT_MISSING, TreeLayout, counts, step_sentence
+from ttt.draw import _plan, _value_text, _window_text, backed_up_values, best_path, counts, has_windows, number
+from ttt.draw import reports_values, step_sentence, step_sentences
 from ttt.errors import InvalidBoardError
 from ttt.games.classic import TicTacToe
-from ttt.trace import ALGORITHMS, Trace, record
-from ttt.widgets.board import message_html, shows_errors
+from ttt.search import Cutoff, Enter, Exit, Leaf
+from ttt.trace import ALGORITHMS, Trace, TreeBuilder, build_tree, record
+from ttt.widgets.base import Widget, shows_errors
 
-_CYCLE = {".": "X", "X": "O", "O": "."}  # what a click on a square of the position editor puts there
+
+def tree_data(trace: Trace, *, max_depth: Optional[int] = None, max_nodes: Optional[int] = 500) -> dict[str, Any]:
+    """Return what the browser needs to show every step of `trace`, as JSON-ready data.
+
+    ``nodes``: the drawn nodes in search order (at most `max_nodes`, no deeper than
+    `max_depth`), each ``{id, parent, depth, move, board, last, max, enter, done, size, texts}``
+    where `enter` / `done` are the steps (1-based; 0 never) at which the node is reached and
+    finished, `size` the nodes in its subtree, and `texts` the ``[step, value, window]`` it
+    shows from each step on. ``stubs``: the rows for cut-offs ("✂ pruned: 7, 8", from the step
+    of the cut-off) and for nodes left out ("… 12 more"). ``steps``: for each step, the node
+    it is about (the nearest drawn one), its sentence and ``[nodes, cut-offs, moves pruned]``
+    so far. ``pv``: the principal variation, bold at the last step.
+    """
+    game = trace.game
+    events = trace.events
+    whole = build_tree(events)
+    plan = _plan(whole, max_depth=max_depth, max_nodes=max_nodes)
+    shown = set(plan.shown)
+    known = reports_values(trace)
+    windows = has_windows(trace)
+    three = _is_3x3(game)
+
+    def anchor(i: int) -> int:
+        return i if i in shown else plan.hidden_by.get(i, plan.shown[0] if plan.shown else i)
+
+    sizes = {i: 1 for i in whole}
+    for i in sorted(whole, reverse=True):  # children have larger ids than their parents
+        if whole[i].parent is not None:
+            sizes[whole[i].parent] += sizes[i]
+    nodes: dict[int, dict[str, Any]] = {}
+    for i in plan.shown:
+        n = whole[i]
+        nodes[i] = {
+            "id": i,
+            "parent": n.parent,
+            "depth": n.depth,
+            "move": "" if n.move is None else game.move_name(n.move),
+            "board": n.state if three else game.format(n.state),
+            "last": n.move if three and isinstance(n.move, int) else None,
+            "max": n.maximizing,
+            "enter": 0,
+            "done": 0,
+            "size": sizes[i],
+            "texts": [],
+        }
+    stubs = []
+    last_shown = {i: i for i in plan.shown}  # node -> the last drawn node of its subtree
+    for i in sorted(plan.shown, reverse=True):
+        parent = whole[i].parent
+        if parent in last_shown:
+            last_shown[parent] = max(last_shown[parent], last_shown[i])
+    steps = []
+    builder = TreeBuilder()
+    tally = [0, 0, 0]
+    sentences = step_sentences(trace)
+    for k, event in enumerate(events, start=1):
+        changed = builder.apply(event)
+        if isinstance(event, Enter):
+            tally[0] += 1
+            if event.node in nodes:
+                nodes[event.node]["enter"] = k
+        elif isinstance(event, Cutoff):
+            tally[1] += 1
+            tally[2] += len(event.skipped)
+            if event.node in nodes:
+                skipped = ", ".join(game.move_name(m) for m in event.skipped)
+                stubs.append({"kind": "pruned", "node": event.node, "after": last_shown[event.node], "step": k,
+                              "depth": whole[event.node].depth + 1, "text": f"✂ pruned: {skipped}"})
+        elif isinstance(event, (Exit, Leaf)) and event.node in nodes:
+            nodes[event.node]["done"] = k
+        for i in changed:
+            if i in nodes:
+                _add_text(nodes[i], k, _value_text(builder.nodes[i], known=known),
+                          _window_text(builder.nodes[i]) if windows else "")
+        steps.append({"node": anchor(event.node), "sentence": sentences[k - 1], "counts": list(tally)})
+    if not known:  # a search recorded through its calls: the values backed up from its leaves, at the end
+        for i, value in backed_up_values(whole).items():
+            if i in nodes:
+                _add_text(nodes[i], len(events), f"v = {number(value)}", nodes[i]["texts"][-1][2] if nodes[i]["texts"] else "")
+    for a, below in plan.more.items():
+        first = min(below)
+        stubs.append({"kind": "more", "node": a, "after": last_shown[a], "step": nodes[first]["enter"] if first in nodes else
+                      next(k for k, e in enumerate(events, start=1) if isinstance(e, Enter) and e.node == first),
+                      "depth": whole[a].depth + 1, "text": f"… {len(below)} more"})
+    stubs.sort(key=lambda s: (s["after"], -s["depth"]))
+    path = trace.principal_variation() if known else best_path(whole, backed_up_values(whole))
+    return {
+        "nodes": [nodes[i] for i in plan.shown],
+        "stubs": stubs,
+        "steps": steps,
+        "pv": [i for i in path if i in nodes],
+        "total": trace.node_count,
+        "start": step_sentence(trace, 0),
+    }
 
 
-class SearchExplorer(widgets.VBox):
+def _add_text(node: dict[str, Any], k: int, value: str, window: str) -> None:
+    texts = node["texts"]
+    if texts and texts[-1][1:] == [value, window]:
+        return
+    if texts and texts[-1][0] == k:
+        texts[-1] = [k, value, window]
+    else:
+        texts.append([k, value, window])
+
+
+class SearchExplorer(Widget):
     """Step through a search from a position, watching its tree grow (AIMA Fig. 5.5, animated).
 
     Type a position (``"XO./.X./..."``) or click the small board's squares to change it, pick
-    the algorithm, then Step, Back, Play (at the speed set beside it) or drag the slider over
-    the recorded events. The tree shows the nodes reached so far, the current node outlined,
-    values and α/β as they change, and cut-offs at the moment they happen; a sentence says
-    what each step did, and the counts say how many nodes were visited and pruned. Pass a
-    ready `trace` (for example a student's own search, from ``ttt.trace.record_calls``) to
-    explore it instead; `max_nodes` caps the drawing (the rest becomes "… N more" stubs).
+    the algorithm, then Step, Back, Play (■ pauses) or drag the slider over the recorded events.
+    The tree shows the nodes reached so far, the current node outlined and kept in view, values
+    and α/β as they change, and cut-offs at the moment they happen; finished subtrees fold into
+    a summary row that opens with a click. A sentence says what each step did, and the counts
+    say how many nodes were visited and pruned. Pass a ready `trace` (for example a student's
+    own search, from ``ttt.trace.record_calls``) to explore it instead; `max_nodes` caps the
+    drawing (the rest becomes "… N more" rows). ``explorer.step`` is the step shown.
     """
+
+    kind = traitlets.Unicode("explorer").tag(sync=True)
+    tree = traitlets.Dict().tag(sync=True)
+    step = traitlets.Int(0).tag(sync=True)
+    position = traitlets.Unicode("").tag(sync=True)
+    algorithm = traitlets.Unicode("alphabeta").tag(sync=True)
+    algorithms = traitlets.List(traitlets.Unicode()).tag(sync=True)
+    ordered = traitlets.Bool(False).tag(sync=True)
+    depth = traitlets.Int(2).tag(sync=True)
+    editable = traitlets.Bool(True).tag(sync=True)
+    editor = traitlets.Bool(True).tag(sync=True)
 
     def __init__(
         self,
@@ -49,167 +169,92 @@ class SearchExplorer(widgets.VBox):
         self.game = game or (trace.game if trace is not None else TicTacToe())
         self.max_nodes = max_nodes
         self.trace: Trace = Trace(self.game, [])
-        self.picture: Optional[TreeLayout] = None
         algorithms = [a for a in ALGORITHMS if a != "depth-limited" or hasattr(self.game, "evaluate")]
         if algorithm not in ALGORITHMS:
             raise ValueError(f"unknown algorithm {algorithm!r}; choose one of: {', '.join(algorithms)}")
-
-        self.position = widgets.Text(description="Position", continuous_update=False, layout=widgets.Layout(width="16em"))
-        self.position.add_class("ttt-position")
-        self.editor = [
-            widgets.Button(layout=widgets.Layout(width="32px", height="32px", padding="0"), tooltip=f"square {s}")
-            for s in range(9)
-        ]
-        for s, button in enumerate(self.editor):
-            button.add_class("ttt-edit-square")
-            button.on_click(lambda _b, s=s: self._cycle(s))
-        editor = widgets.GridBox(self.editor, layout=widgets.Layout(grid_template_columns="repeat(3, 34px)", width="110px"))
-        if not _is_3x3(self.game):
-            editor.layout.display = "none"  # the bigger boards are typed
-        self.algorithm = widgets.Dropdown(options=algorithms, value=algorithm if algorithm in algorithms else "alphabeta",
-                                          description="Search")
-        self.ordered = widgets.Checkbox(value=ordered, description="best moves first", indent=False)
-        self.depth = widgets.BoundedIntText(value=depth or 2, min=1, max=20, description="depth",
-                                            layout=widgets.Layout(width="9em"))
-        self.step_button = widgets.Button(description="Step", icon="step-forward")
-        self.step_button.add_class("ttt-step")
-        self.back_button = widgets.Button(description="Back", icon="step-backward")
-        self.back_button.add_class("ttt-back")
-        self.play = widgets.Play(value=0, min=0, max=0, interval=400, description="Play")
-        self.play.add_class("ttt-play")
-        self.speed = widgets.IntSlider(value=400, min=50, max=2000, step=50, description="ms / step",
-                                       layout=widgets.Layout(width="18em"))
-        self.slider = widgets.IntSlider(value=0, min=0, max=0, description="Event", layout=widgets.Layout(width="100%"))
-        self.slider.add_class("ttt-slider")
-        traitlets.link((self.play, "value"), (self.slider, "value"))
-        traitlets.link((self.speed, "value"), (self.play, "interval"))
-        self.follow = widgets.Checkbox(value=True, description="follow the search", indent=False,
-                                       layout=widgets.Layout(width="12em"))
-        self.zoom = widgets.IntSlider(value=100, min=20, max=150, step=10, description="zoom %",
-                                      layout=widgets.Layout(width="18em"))
-        self.sentence = widgets.HTML()
-        self.sentence.add_class("ttt-sentence")
-        self.tally = widgets.HTML()
-        self.tally.add_class("ttt-counts")
-        self.status = widgets.HTML()
-        self.status.add_class("ttt-status")
-        self.tree_style = widgets.HTML()  # the per-step stylesheet: it restyles the one SVG below
-        self.tree_style.add_class("ttt-tree-style")
-        self.tree = widgets.HTML()
-        self.tree.add_class("ttt-tree")
-
-        self.step_button.on_click(lambda _: self.step())
-        self.back_button.on_click(lambda _: self.back())
-        self.slider.observe(self._moved, names="value")
-        self.follow.observe(self._moved, names="value")
-        self.zoom.observe(self._moved, names="value")
-        for control in (self.position, self.algorithm, self.ordered, self.depth):
-            control.observe(self._search_again, names="value")
-        self.choose = widgets.HBox([widgets.VBox([self.position, widgets.HBox([self.algorithm, self.ordered, self.depth])]), editor])
         super().__init__(
-            [
-                self.choose,
-                widgets.HBox([self.back_button, self.step_button, self.play, self.speed]),
-                widgets.HBox([self.follow, self.zoom]),
-                self.slider,
-                self.sentence,
-                self.tally,
-                self.status,
-                self.tree_style,
-                self.tree,
-            ]
+            algorithms=algorithms,
+            algorithm=algorithm if algorithm in algorithms else "alphabeta",
+            ordered=ordered,
+            depth=depth or 2,
+            editor=_is_3x3(self.game),
         )
-        self.add_class("ttt-explorer")
-        self.depth.layout.display = "" if self.algorithm.value == "depth-limited" else "none"
         if trace is not None:
-            self.choose.layout.display = "none"
+            self.editable = False
             self.show(trace)
         else:
             state = self.game.parse(board)  # a bad board is an error here, saying why
-            self.position.value = _inline(state) if _is_3x3(self.game) else board
+            self.position = _inline(state) if _is_3x3(self.game) else board
+            self._search_again()
+        self.observe(self._search_again, names=["position", "algorithm", "ordered", "depth"])
 
     # -- the position and the search
 
-    def _cycle(self, square: int) -> None:
-        board = self._board_text()
-        self.position.value = _inline(board[:square] + _CYCLE[board[square]] + board[square + 1 :])
-
-    def _board_text(self) -> str:
-        """Return the typed position as nine characters, as typed so far (not yet checked)."""
-        squares = [c for c in self.position.value.upper() if c in "XO.-_"]
-        squares = [("." if c in "-_" else c) for c in squares]
-        return "".join((squares + ["."] * 9)[:9])
-
     @shows_errors
     def _search_again(self, _change: Any = None) -> None:
-        self.depth.layout.display = "" if self.algorithm.value == "depth-limited" else "none"
-        if _is_3x3(self.game):
-            for s, mark in enumerate(self._board_text()):
-                self.editor[s].description = "" if mark == "." else mark
         try:
-            state = self.game.parse(self.position.value)
+            state = self.game.parse(self.position)
         except InvalidBoardError as error:
-            self.status.value = message_html(f"{error}. The tree still shows the last good position.", kind="error")
+            self.say(f"{error}. The tree still shows the last good position.", kind="error")
             return
         trace = record(
             self.game,
             state,
-            algorithm=self.algorithm.value,
-            ordered=self.ordered.value,
-            depth=self.depth.value if self.algorithm.value == "depth-limited" else None,
+            algorithm=self.algorithm,
+            ordered=self.ordered,
+            depth=self.depth if self.algorithm == "depth-limited" else None,
         )
         self.show(trace)
 
+    def click_square(self, square: int) -> None:
+        """Click square `square` of the position editor, as a person would: '.' -> X -> O -> '.'."""
+        board = _board_text(self.position)
+        mark = {".": "X", "X": "O", "O": "."}[board[square]]
+        self.position = _inline(board[:square] + mark + board[square + 1 :])
+
     @shows_errors
     def show(self, trace: Trace) -> None:
-        """Explore `trace` from its first step: lay its tree out once and go to step 0."""
+        """Explore `trace` from its first step (the browser is sent the whole search once)."""
         self.trace = trace
-        self.status.value = ""
-        try:
-            self.picture = TreeLayout(trace, max_nodes=self.max_nodes)
-            self.tree.value = self.picture.svg
-        except graphviz.ExecutableNotFound:
-            self.picture = None
-            self.tree.value = message_html(DOT_MISSING, kind="error")
-        self.play.playing = False
-        self.slider.max = self.play.max = len(trace)
-        if self.slider.value == 0:
-            self._draw(0)
-        self.slider.value = 0
+        with self.hold_sync():
+            self.say("")
+            self.tree = tree_data(trace, max_nodes=self.max_nodes)
+            self.step = 0
 
-    # -- stepping
+    # -- stepping (the browser steps by itself; these set the step from Python)
 
     @property
     def k(self) -> int:
         """Return the step shown: how many of the trace's events the picture includes."""
-        return self.slider.value
+        return self.step
 
-    def step(self) -> None:
+    def forward(self) -> None:
         """Show one more event of the search (nothing happens at the end)."""
-        self.slider.value = min(self.k + 1, len(self.trace))
+        self.step = min(self.step + 1, len(self.trace))
 
     def back(self) -> None:
         """Show one event fewer (nothing happens at the start)."""
-        self.slider.value = max(self.k - 1, 0)
+        self.step = max(self.step - 1, 0)
 
-    @shows_errors
-    def _moved(self, _change: Any = None) -> None:
-        self._draw(self.k)
+    def sentence(self) -> str:
+        """Return the sentence the explorer shows at its step."""
+        return f"Step {self.step} of {len(self.trace)}: {step_sentence(self.trace, self.step)}"
 
-    def _draw(self, k: int) -> None:
-        """Show the search after its first `k` events: tree style, sentence and counts."""
-        if self.picture is not None:
-            self.tree_style.value = self.picture.style(k, follow=self.follow.value, zoom=self.zoom.value / 100)
-        self.sentence.value = message_html(f"Step {k} of {len(self.trace)}: {step_sentence(self.trace, k)}")
-        c = counts(self.trace, k)
-        self.tally.value = message_html(
-            f"Nodes visited: {c['nodes']} of {self.trace.node_count}. Cut-offs: {c['cutoffs']}, "
-            f"pruning {c['pruned']} move{'' if c['pruned'] == 1 else 's'}."
-        )
+    def tally(self) -> str:
+        """Return the counts line the explorer shows at its step."""
+        c = counts(self.trace, self.step)
+        return (f"Nodes visited: {c['nodes']} of {self.trace.node_count}. Cut-offs: {c['cutoffs']}, "
+                f"pruning {c['pruned']} move{'' if c['pruned'] == 1 else 's'}.")
 
 
 def _is_3x3(game: Any) -> bool:
     return getattr(game, "name", "") == "tictactoe"
+
+
+def _board_text(text: str) -> str:
+    """Return a typed position as nine characters, as typed so far (not yet checked)."""
+    squares = [("." if c in "-_" else c) for c in text.upper() if c in "XO.-_"]
+    return "".join((squares + ["."] * 9)[:9])
 
 
 def _inline(board: str) -> str:
