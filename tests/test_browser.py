@@ -1,12 +1,16 @@
-"""A student's JupyterLab, tested in a real browser: the minimax lesson and the widgets.
+"""What a student sees in JupyterLab, tested in a real browser: the boards, the explorer, a lesson.
 
 The fixtures start JupyterLab on a free loopback port (token, no browser, no news or update
-checks, a temporary root directory holding copies of the notebooks) and drive Debian's Chromium
-through Playwright; nothing is downloaded. The tests run the minimax lesson top to bottom (Run >
-Run All Cells), play a game on the lesson's `ttt.widgets.PlayableBoard` (against the lesson's
-own minimax) and, in a small notebook of their own, step through `ttt.widgets.SearchExplorer`
-until alpha-beta prunes a branch. Screenshots go to ``tests/artifacts/browser/`` (its path is
-printed) so that a person can look at what a student sees.
+checks, a temporary root directory with notebooks of its own and a copy of the minimax lesson),
+once in the light and once in the dark theme (set in the server's own settings folder), and
+drive Debian's Chromium through Playwright; nothing is downloaded. After every action the tests
+read what is ON SCREEN (the squares' text, the status line, the explorer's sentence) and compare
+it with the Python objects behind it, asked through a second client of the notebook's kernel:
+whole games on the 3x3 board from both sides and on the 9x9 board, New game, switching side
+and opponent, clicks while the computer thinks, the explorer's position editor and 50 steps of
+a 270-node alpha-beta search (the current node always inside the tree's box, the controls on
+the screen). Text contrast is checked from computed styles. Screenshots of every widget in both
+themes go to ``tests/artifacts/browser/`` (its path is printed).
 """
 
 from __future__ import annotations
@@ -25,10 +29,11 @@ import time
 import urllib.error
 import urllib.request
 from pathlib import Path
-from typing import Iterator
+from typing import Any, Iterator
 
 import nbformat
 import pytest
+from jupyter_client import BlockingKernelClient
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 from playwright.sync_api import expect, sync_playwright
 
@@ -47,12 +52,18 @@ CHROMIUM_ARGS = [
     "--no-first-run",
     "--disable-quic",
 ]
-# The minimax lesson shows the board widget but not the explorer: a small notebook shows it,
-# from a position where alpha-beta's first cut-off comes at step 10 (of 224).
-EXPLORER_NOTEBOOK = "explorer.ipynb"
-EXPLORER_CELLS = [
-    "from ttt.widgets import SearchExplorer",
-    'SearchExplorer("XOX/.O./...", algorithm="alphabeta")',
+VIEWPORT = {"width": 1400, "height": 900}
+THEMES = {"light": "JupyterLab Light", "dark": "JupyterLab Dark"}
+# The widgets under test, each under a name the kernel client reads it by. `slow` thinks for
+# two seconds a move (a student's minimax is about as slow from an early position).
+WIDGETS_NOTEBOOK = "widgets.ipynb"
+WIDGET_CELLS = [
+    "import time\nfrom ttt.tictactoe import minimax\nfrom ttt.widgets import BigBoard, PlayableBoard, SearchExplorer",
+    "def slow_minimax(board):\n    time.sleep(2)\n    return minimax(board)",
+    'board = PlayableBoard("minimax", side="X")\nboard',
+    'slow = PlayableBoard(slow_minimax, side="X")\nslow',
+    'big = BigBoard("nine-board", opponent="random", seed=1)\nbig',
+    'explorer = SearchExplorer("XO./.X./...", algorithm="alphabeta")\nexplorer',
 ]
 # What a notebook shows when something went wrong: a traceback (or anything on stderr) and a
 # widget that its front end could not draw.
@@ -65,6 +76,7 @@ LAB_SETTINGS = {
         "checkForUpdates": False,
     },
 }
+THEME_SETTINGS = "@jupyterlab/apputils-extension/themes.jupyterlab-settings"
 
 
 # ----------------------------------------------------------------------------- fixtures
@@ -84,23 +96,26 @@ def artifacts() -> Path:
     return ARTIFACTS
 
 
-@pytest.fixture(scope="module")
-def lab(tmp_path_factory: pytest.TempPathFactory):
-    """Start JupyterLab on a copy of the notebooks; return (base URL, token, root dir).
+@pytest.fixture(scope="module", params=list(THEMES))
+def lab(request, tmp_path_factory: pytest.TempPathFactory):
+    """Start JupyterLab in one theme on the test's notebooks; return (base URL, token, root dir, theme, home).
 
     The server runs in its own process group with private config, runtime, settings and
-    workspace directories; it is shut down (its kernels with it) whatever the tests do.
+    workspace directories (the theme is a user setting there); it is shut down (its kernels
+    with it) whatever the tests do.
     """
-    home = tmp_path_factory.mktemp("lab")
+    theme = request.param
+    home = tmp_path_factory.mktemp(f"lab-{theme}")
     root = home / "root"
     root.mkdir()
     if LESSON.exists():
         shutil.copy(LESSON, root / LESSON.name)
-    write_notebook(root / EXPLORER_NOTEBOOK, EXPLORER_CELLS)
-    for name, settings in LAB_SETTINGS.items():
+    write_notebook(root / WIDGETS_NOTEBOOK, WIDGET_CELLS)
+    settings = dict(LAB_SETTINGS, **{THEME_SETTINGS: {"theme": THEMES[theme]}})
+    for name, values in settings.items():
         path = home / "settings" / name
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(settings))
+        path.write_text(json.dumps(values))
     env = dict(
         os.environ,
         JUPYTER_CONFIG_DIR=str(home / "config"),
@@ -132,7 +147,7 @@ def lab(tmp_path_factory: pytest.TempPathFactory):
     url = f"http://127.0.0.1:{port}/"
     try:
         wait_for_server(server, url, token, log_path=home / "server.log")
-        yield url, token, root
+        yield url, token, root, theme, home
     finally:
         stop_server(server, url, token)
         log.close()
@@ -153,22 +168,28 @@ def browser():
 
 
 @pytest.fixture(scope="module")
+def widgets(browser, lab, artifacts):
+    """Return (page, kernel client) with the widgets notebook open and run, in this module's theme."""
+    with new_page(browser) as page:
+        open_notebook(page, lab, WIDGETS_NOTEBOOK)
+        run_all_cells(page)
+        assert errors_shown(page) == []
+        theme = page.evaluate("document.body.dataset.jpThemeName")
+        assert theme == THEMES[lab[3]], f"JupyterLab opened in theme {theme!r}, not {THEMES[lab[3]]!r}"
+        with kernel_client(lab, WIDGETS_NOTEBOOK) as kernel:
+            yield page, kernel
+
+
+@pytest.fixture(scope="module")
 def lesson(browser, lab, artifacts):
-    """Return a page with the minimax lesson open, after Run All Cells (once for this module)."""
+    """Return a page with the minimax lesson open, after Run All Cells (light theme only: it is slow)."""
+    if lab[3] != "light":
+        pytest.skip("the lesson runs once, in the light theme")
     assert LESSON.exists(), f"the minimax lesson {LESSON} is missing"
     with new_page(browser) as page:
         open_notebook(page, lab, LESSON.name)
         run_all_cells(page, timeout=150_000)
-        shoot(page, artifacts / "01-lesson-after-run-all.png")
-        yield page
-
-
-@pytest.fixture
-def explorer(browser, lab, artifacts):
-    """Return a page with the explorer notebook open and run."""
-    with new_page(browser) as page:
-        open_notebook(page, lab, EXPLORER_NOTEBOOK)
-        run_all_cells(page)
+        shoot(page, artifacts / "lesson-04-after-run-all.png")
         yield page
 
 
@@ -178,7 +199,7 @@ def explorer(browser, lab, artifacts):
 @contextlib.contextmanager
 def new_page(browser) -> Iterator:
     """Yield a page in a fresh browser context (no cookies or storage from other pages)."""
-    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    context = browser.new_context(viewport=VIEWPORT)
     context.set_default_timeout(30_000)
     try:
         yield context.new_page()
@@ -248,7 +269,7 @@ def stop_server(server: subprocess.Popen, url: str, token: str) -> None:
 
 def open_notebook(page, lab, name: str) -> None:
     """Open notebook `name` in JupyterLab (a fresh workspace) and wait for its idle kernel."""
-    url, token, _ = lab
+    url, token = lab[0], lab[1]
     page.goto(f"{url}lab/tree/{name}?reset&token={token}")
     page.locator(".jp-NotebookPanel .jp-Cell").first.wait_for()
     deadline = time.monotonic() + 60
@@ -260,7 +281,7 @@ def open_notebook(page, lab, name: str) -> None:
 
 def kernel_ready(lab, name: str) -> bool:
     """Return whether the server has a session for notebook `name` with an idle kernel."""
-    url, token, _ = lab
+    url, token = lab[0], lab[1]
     sessions = json.loads(api(url, token, "api/sessions"))
     return any(
         s["path"] == name and (s.get("kernel") or {}).get("execution_state") == "idle" for s in sessions
@@ -323,118 +344,489 @@ def prompts(page) -> list[str]:
     return [p.strip() for p in page.locator(".jp-CodeCell .jp-InputPrompt").all_text_contents()]
 
 
-def marks_on(squares) -> list[str]:
-    """Return the marks on the board's nine squares ('X', 'O' or '')."""
-    return [text.strip() for text in squares.all_inner_texts()]
-
-
-def tree_shown(widget) -> dict:
-    """Return how many tree nodes the explorer shows, and how many dashed pruned branches."""
-    return widget.locator(".ttt-tree svg").evaluate(
-        """svg => {
-            const shown = el => {
-                for (let e = el; e && e !== svg; e = e.parentElement)
-                    if (getComputedStyle(e).display === 'none') return false;
-                return true;
-            };
-            const dashed = g => [...g.querySelectorAll('path')]
-                .some(p => (p.getAttribute('stroke-dasharray') || 'none') !== 'none');
-            return {
-                nodes: [...svg.querySelectorAll('g.node:not(.pruned)')].filter(shown).length,
-                dashed: [...svg.querySelectorAll('g.pruned, g[id^="pruned"]')]
-                    .filter(shown).filter(dashed).length,
-            };
-        }"""
-    )
-
-
 def shoot(target, path: Path) -> None:
     """Save a screenshot of a page or an element to `path`."""
     target.screenshot(path=str(path))
 
 
-# ----------------------------------------------------------------------------- tests
+# --- the kernel behind the page ---------------------------------------------------------------
 
 
-def test_minimax_lesson_runs_without_errors(lesson):
-    """Run All Cells on the minimax lesson: every code cell runs and none shows an error."""
+@contextlib.contextmanager
+def kernel_client(lab, name: str) -> Iterator[BlockingKernelClient]:
+    """Yield a second client of notebook `name`'s kernel (its outputs never reach the page)."""
+    url, token, _, _, home = lab
+    sessions = json.loads(api(url, token, "api/sessions"))
+    kernel_id = next(s["kernel"]["id"] for s in sessions if s["path"] == name)
+    client = BlockingKernelClient(connection_file=str(home / "runtime" / f"kernel-{kernel_id}.json"))
+    client.load_connection_file()
+    client.start_channels()
+    try:
+        client.wait_for_ready(timeout=30)
+        yield client
+    finally:
+        client.stop_channels()
+
+
+def py(kernel: BlockingKernelClient, expression: str) -> Any:
+    """Return the value of a Python `expression` in the notebook's kernel (through JSON)."""
+    out: list[str] = []
+
+    def hook(msg: dict) -> None:
+        if msg["msg_type"] == "stream":
+            out.append(msg["content"]["text"])
+        elif msg["msg_type"] == "error":
+            out.append("\n".join(msg["content"]["traceback"]))
+
+    reply = kernel.execute_interactive(
+        f"import json as _json\nprint(_json.dumps({expression}))", store_history=False, output_hook=hook, timeout=60
+    )
+    assert reply["content"]["status"] == "ok", "".join(out)
+    return json.loads("".join(out))
+
+
+BOARD_MODEL = (
+    '{{"squares": {w}.squares_text(), "status": {w}.status, "legal": sorted({w}.square_of(m) '
+    'for m in {w}.session.legal_moves()) if {w}.session.to_move == {w}.side and not {w}.busy else [], '
+    '"side": {w}.side, "opponent": {w}.opponent, "over": {w}.session.over, "turn": {w}.turn}}'
+)
+# What a board shows: its squares' text ('.' for none), status line, legal squares, side, opponent.
+BOARD_SHOWN = """root => {
+    const squares = [...root.querySelectorAll('.ttt-board .ttt-square')];
+    return {
+        squares: squares.map(s => s.textContent.trim() || '.').join(''),
+        numbers: squares.map(s => Number(s.dataset.square)),
+        status: root.querySelector('.ttt-status').textContent,
+        legal: squares.filter(s => s.classList.contains('ttt-legal')).map(s => Number(s.dataset.square)),
+        side: root.querySelector('.ttt-side [aria-pressed="true"]').textContent,
+        opponent: root.querySelector('.ttt-opponent').value,
+        busy: root.dataset.busy,
+        stamp: Number(root.dataset.stamp),
+    };
+}"""
+
+
+def shown(widget) -> dict:
+    """Return what a board widget shows on screen (its DOM), as `BOARD_SHOWN` reads it."""
+    return widget.locator(".ttt-widget").first.evaluate(BOARD_SHOWN)
+
+
+def settled(page, widget, after: int) -> None:
+    """Return once the board has redrawn from the kernel's state after stamp `after` and is not busy."""
+    page.wait_for_function(
+        "([root, after]) => Number(root.dataset.stamp) > after && root.dataset.busy === 'false'",
+        arg=[widget.locator(".ttt-widget").first.element_handle(), after],
+        timeout=60_000,
+    )
+
+
+def act(page, widget, action) -> None:
+    """Do `action` (a click) and return once the board shows the kernel's answer."""
+    before = shown(widget)["stamp"]
+    action()
+    settled(page, widget, before)
+
+
+def check_board(widget, kernel, name: str) -> dict:
+    """Assert that the board on screen is the Python object `name`'s board; return the model."""
+    model = py(kernel, BOARD_MODEL.format(w=name))
+    screen = shown(widget)
+    n = len(model["squares"])
+    assert screen["numbers"] == list(range(n)), "each square carries its number in data-square"
+    assert screen["squares"] == model["squares"], f"on screen {screen['squares']}, in Python {model['squares']}"
+    assert screen["status"] == model["status"]
+    assert screen["legal"] == model["legal"]
+    assert screen["side"] == model["side"] and screen["opponent"] == model["opponent"]
+    assert screen["busy"] == "false"
+    return model
+
+
+def click_square(page, widget, kernel, name: str, square: int) -> dict:
+    """Click square `square` on the board; return the model after checking the screen against it."""
+    act(page, widget, lambda: widget.locator(f'.ttt-square[data-square="{square}"]').click())
+    return check_board(widget, kernel, name)
+
+
+def choose(squares: str, legal: list[int]) -> int:
+    """Return the square a person picks: centre, corners, edges, the first legal one."""
+    for s in (4, 0, 2, 6, 8, 1, 3, 5, 7):
+        if s in legal:
+            return s
+    return legal[0]
+
+
+# What fails 4.5:1 contrast: each visible element's own text against the background behind it.
+CONTRAST = """root => {
+    const rgba = c => { const m = c.match(/[\\d.]+/g).map(Number); return m.length === 3 ? [...m, 1] : m; };
+    const lum = ([r, g, b]) => {
+        const f = v => { v /= 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; };
+        return 0.2126 * f(r) + 0.7152 * f(g) + 0.0722 * f(b);
+    };
+    const over = (top, bottom) => top.slice(0, 3).map((v, i) => v * top[3] + bottom[i] * (1 - top[3])).concat([1]);
+    const background = el => {
+        const layers = [];
+        for (let e = el; e; e = e.parentElement) {
+            const c = rgba(getComputedStyle(e).backgroundColor);
+            if (c[3] > 0) { layers.push(c); if (c[3] >= 1) break; }
+        }
+        let bg = [255, 255, 255, 1];
+        for (const c of layers.reverse()) bg = over(c, bg);
+        return bg;
+    };
+    const failures = [];
+    let checked = 0;
+    for (const el of root.querySelectorAll('*')) {
+        const own = [...el.childNodes].some(n => n.nodeType === 3 && n.textContent.trim());
+        const field = el.matches('select, input[type=text], input[type=number]');
+        if (!(own || field) || el.disabled || !el.getClientRects().length) continue;
+        const style = getComputedStyle(el);
+        if (style.visibility === 'hidden') continue;
+        const bg = background(el);
+        const fg = over(rgba(style.color), bg);
+        const [a, b] = [lum(fg), lum(bg)].sort((x, y) => y - x);
+        const ratio = (a + 0.05) / (b + 0.05);
+        checked += 1;
+        if (ratio < 4.5) failures.push(`${el.className || el.tagName} "${(el.value || el.textContent).trim().slice(0, 30)}": ${ratio.toFixed(2)} (${style.color} on rgb(${bg.slice(0, 3).map(Math.round)}))`);
+    }
+    return {checked, failures};
+}"""
+
+
+def contrast_failures(widget) -> list[str]:
+    """Return the texts in `widget` whose contrast with their background is under 4.5:1 (none checked fails)."""
+    found = widget.evaluate(CONTRAST)
+    assert found["checked"] > 5, "no text was checked for contrast"
+    return found["failures"]
+
+
+# ----------------------------------------------------------------------------- the boards
+
+
+def test_whole_games_on_the_3x3_board_from_both_sides_new_game_and_switches(widgets, lab, artifacts):
+    """Every click, New game, side and opponent switch: the squares on screen are the Python board's."""
+    page, kernel = widgets
+    theme = lab[3]
+    widget = page.locator(".jp-OutputArea-output").filter(has=page.locator(".ttt-playable")).nth(0)
+    widget.scroll_into_view_if_needed()
+    model = check_board(widget, kernel, "board")
+    assert model["squares"] == "........." and "Your move" in model["status"]
+    shoot(widget, artifacts / f"{theme}-board-start.png")
+    labels = widget.locator(".ttt-opponent option").all_text_contents()
+    assert len(labels) == len(set(labels)), f"a player is listed twice: {labels}"
+    for side in ("X", "O"):
+        if model["side"] != side:  # switching side starts a new game: the computer opens as X
+            act(page, widget, lambda: widget.locator(f'.ttt-side [data-side="{side}"]').click())
+            model = check_board(widget, kernel, "board")
+            assert model["squares"].count("X") == 1 and model["squares"].count("O") == 0
+        moves = 0
+        while not model["over"]:
+            if moves == 1:  # a taken square is refused with the reason and changes nothing
+                taken = next(s for s, m in enumerate(model["squares"]) if m != ".")
+                before = model["squares"]
+                model = click_square(page, widget, kernel, "board", taken)
+                assert model["squares"] == before and "cannot be played" in model["status"]
+                assert widget.locator('.ttt-status[data-kind="error"]').count() == 1
+            model = click_square(page, widget, kernel, "board", choose(model["squares"], model["legal"]))
+            moves += 1
+        assert re.search(r"It's a draw|wins: the computer", model["status"]), model["status"]
+        shoot(widget, artifacts / f"{theme}-board-game-over-as-{side}.png")
+        free = model["squares"].index(".") if "." in model["squares"] else 0
+        model = click_square(page, widget, kernel, "board", free)  # after the end: refused
+        assert "The game is over" in model["status"]
+        act(page, widget, lambda: widget.locator(".ttt-new").click())  # the whole board clears
+        model = check_board(widget, kernel, "board")
+        assert model["squares"].count(".") == (9 if side == "X" else 8)
+    # Another opponent starts a new game too; the board clears.
+    model = click_square(page, widget, kernel, "board", choose(model["squares"], model["legal"]))
+    act(page, widget, lambda: widget.locator(".ttt-opponent").select_option("random"))
+    model = check_board(widget, kernel, "board")
+    assert model["opponent"] == "random" and model["squares"].count(".") == 8
+    model = click_square(page, widget, kernel, "board", choose(model["squares"], model["legal"]))
+    assert errors_shown(page) == []
+    failures = contrast_failures(widget)
+    assert failures == [], f"{theme} theme: text under 4.5:1 contrast: {failures}"
+
+
+def test_the_computers_thinking_shows_its_search_inside_the_column(widgets, lab, artifacts):
+    """Show the computer's thinking: its tree opens at the root, inside the notebook column."""
+    page, kernel = widgets
+    widget = page.locator(".jp-OutputArea-output").filter(has=page.locator(".ttt-playable")).nth(0)
+    act(page, widget, lambda: widget.locator(".ttt-new").click())
+    model = check_board(widget, kernel, "board")
+    click_square(page, widget, kernel, "board", choose(model["squares"], model["legal"]))
+    act(page, widget, lambda: widget.locator(".ttt-thinking").check())
+    panel = widget.locator(".ttt-thinking-panel")
+    expect(panel).to_be_visible()
+    assert "Alpha-beta from" in panel.locator(".ttt-caption").inner_text()
+    root = panel.locator('.ttt-node[data-node="0"] .ttt-node-box')
+    tree = panel.locator(".ttt-tree")
+    inside(root, tree)
+    column = page.locator(".jp-NotebookPanel .jp-Notebook").first.bounding_box()
+    box = tree.bounding_box()
+    assert box["x"] >= column["x"] and box["x"] + box["width"] <= column["x"] + column["width"] + 1
+    rows = py(kernel, "len(board.thinking_tree['nodes'])")
+    assert panel.locator(".ttt-node").count() == rows and rows > 1
+    shoot(widget, artifacts / f"{lab[3]}-board-thinking.png")
+    failures = contrast_failures(widget)
+    assert failures == [], f"{lab[3]} theme: text under 4.5:1 contrast: {failures}"
+    act(page, widget, lambda: widget.locator(".ttt-thinking").uncheck())
+
+
+def test_a_click_while_the_computer_thinks_is_refused_not_queued(widgets, lab, artifacts):
+    """Against a slow opponent: the clicked X shows at once, the board says it is thinking, other clicks do nothing."""
+    page, kernel = widgets
+    widget = page.locator(".jp-OutputArea-output").filter(has=page.locator(".ttt-playable")).nth(1)
+    widget.scroll_into_view_if_needed()
+    labels = widget.locator(".ttt-opponent option").all_text_contents()
+    assert labels.count("your slow_minimax") == 1 and labels.count("minimax") == 1, labels
+    check_board(widget, kernel, "slow")
+    before = shown(widget)["stamp"]
+    widget.locator('.ttt-square[data-square="0"]').click()
+    screen = shown(widget)  # at once, before the kernel has answered
+    assert screen["squares"][0] == "X" and screen["busy"] == "true"
+    assert "is thinking" in screen["status"]
+    shoot(widget, artifacts / f"{lab[3]}-board-thinking-busy.png")
+    for square in (4, 8):  # clicks while it thinks: refused on screen, never sent as moves
+        widget.locator(f'.ttt-square[data-square="{square}"]').click()
+        screen = shown(widget)
+        assert screen["squares"][square] == "." and "wait for its move" in screen["status"]
+    settled(page, widget, before)
+    model = check_board(widget, kernel, "slow")
+    assert model["squares"].count("X") == 1 and model["squares"].count("O") == 1, model["squares"]
+    time.sleep(0.5)  # had a click been queued, the kernel would play it now
+    model = check_board(widget, kernel, "slow")
+    assert model["squares"].count("X") == 1, f"a click made while the computer thought was played: {model['squares']}"
+    # A click sent for an earlier position (as a queued click would be) is refused by the kernel.
+    stale = py(kernel, "(slow.click_square(8, turn=slow.turn - 1), slow.status)[1]")
+    assert "before the last move" in stale
+    act(page, widget, lambda: widget.locator(".ttt-new").click())
+    check_board(widget, kernel, "slow")
+
+
+def test_a_whole_game_on_the_9x9_board(widgets, lab, artifacts):
+    """Nine-board against random: after every click the 81 squares on screen are the Python board's."""
+    page, kernel = widgets
+    widget = page.locator(".jp-OutputArea-output").filter(has=page.locator(".ttt-bigboard")).first
+    widget.scroll_into_view_if_needed()
+    model = check_board(widget, kernel, "big")
+    assert model["squares"] == "." * 81
+    small = widget.locator(".ttt-small-board").first.bounding_box()
+    assert small["width"] < 140, f"a small board's frame is {small['width']} px wide"
+    moves = 0
+    while not model["over"]:
+        model = click_square(page, widget, kernel, "big", model["legal"][len(model["legal"]) // 2])
+        open_boards = [int(b) for b in widget.locator(".ttt-small-board.ttt-open").evaluate_all("e => e.map(b => b.dataset.board)")]
+        assert open_boards == sorted({s // 9 for s in model["legal"]})
+        moves += 1
+        if moves == 3:
+            shoot(widget, artifacts / f"{lab[3]}-bigboard-playing.png")
+            failures = contrast_failures(widget)
+            assert failures == [], f"{lab[3]} theme: text under 4.5:1 contrast: {failures}"
+    assert re.search(r"wins|draw", model["status"])
+    shoot(widget, artifacts / f"{lab[3]}-bigboard-game-over.png")
+    act(page, widget, lambda: widget.locator(".ttt-new").click())  # all 81 squares clear
+    model = check_board(widget, kernel, "big")
+    assert model["squares"] == "." * 81
+    act(page, widget, lambda: widget.locator('.ttt-side [data-side="O"]').click())
+    model = check_board(widget, kernel, "big")
+    assert model["squares"].count("X") == 1 and model["side"] == "O"
+    model = click_square(page, widget, kernel, "big", model["legal"][0])
+    assert model["squares"].count("O") == 1
+
+
+# ----------------------------------------------------------------------------- the explorer
+
+
+EXPLORER_SHOWN = """root => ({
+    step: Number(root.querySelector('.ttt-slider').value),
+    sentence: root.querySelector('.ttt-sentence').textContent,
+    counts: root.querySelector('.ttt-counts').textContent,
+    current: (root.querySelector('.ttt-node.ttt-current') || {dataset: {}}).dataset.node,
+    editor: [...root.querySelectorAll('.ttt-edit-square')].map(s => s.textContent.trim() || '.').join(''),
+    position: root.querySelector('.ttt-position').value,
+    status: root.querySelector('.ttt-status').textContent,
+    rootBoard: [...root.querySelectorAll('.ttt-node[data-node="0"] .ttt-mini-square')].map(s => s.textContent || '.').join(''),
+})"""
+
+
+def inside(inner, outer, *, margin: float = 1) -> None:
+    """Assert that element `inner`'s box lies inside element `outer`'s visible (client) area."""
+    box = inner.evaluate(
+        """(e, outer) => { const r = e.getBoundingClientRect(), o = outer.getBoundingClientRect();
+            const left = o.left + outer.clientLeft, top = o.top + outer.clientTop;
+            return [r.left, r.top, r.right, r.bottom, left, top, left + outer.clientWidth, top + outer.clientHeight]; }""",
+        outer.element_handle(),
+    )
+    l, t, r, b, L, T, R, B = box
+    assert L - margin <= l and r <= R + margin and T - margin <= t and b <= B + margin, f"box {box[:4]} not inside {box[4:]}"
+
+
+def in_viewport(page, element) -> None:
+    """Assert that `element` lies inside the browser window."""
+    r = element.bounding_box()
+    assert r is not None and r["x"] >= 0 and r["y"] >= 0
+    assert r["x"] + r["width"] <= VIEWPORT["width"] and r["y"] + r["height"] <= VIEWPORT["height"], r
+
+
+def explorer_check(page, widget, kernel, k: int) -> dict:
+    """Assert the explorer on screen is at step `k` and says what the Python explorer says there."""
+    screen = widget.evaluate(EXPLORER_SHOWN)
+    assert screen["step"] == k
+    deadline = time.monotonic() + 10
+    while py(kernel, "explorer.step") != k:  # the browser tells the kernel where it is (no wait for an answer)
+        assert time.monotonic() < deadline, f"the kernel never heard of step {k}"
+        time.sleep(0.05)
+    model = py(kernel, '{"sentence": explorer.sentence(), "counts": explorer.tally(), '
+                       '"node": explorer.tree["steps"][explorer.step - 1]["node"] if explorer.step else None}')
+    assert screen["sentence"] == model["sentence"]
+    assert screen["counts"] == model["counts"]
+    assert (screen["current"] and int(screen["current"])) == model["node"]
+    return screen
+
+
+def test_the_explorer_keeps_the_current_node_and_the_controls_in_view(widgets, lab, artifacts):
+    """50 steps and slider jumps through 270 nodes: the current node inside the tree's box, controls on screen."""
+    page, kernel = widgets
+    theme = lab[3]
+    widget = page.locator(".ttt-explorer").first
+    widget.evaluate("e => e.scrollIntoView({block: 'start'})")
+    assert py(kernel, "explorer.trace.node_count") == 270
+    tree = widget.locator(".ttt-tree")
+    controls = [widget.locator(c) for c in (".ttt-step", ".ttt-back", ".ttt-play", ".ttt-slider", ".ttt-sentence")]
+    explorer_check(page, widget, kernel, 0)
+    shoot(widget, artifacts / f"{theme}-explorer-start.png")
+    step = widget.locator(".ttt-step")
+    for k in range(1, 51):
+        step.click()
+        explorer_check(page, widget, kernel, k)
+        inside(widget.locator(".ttt-node.ttt-current .ttt-node-box"), tree)
+        for c in controls:
+            in_viewport(page, c)
+        if k in (3, 12, 50):
+            shoot(widget, artifacts / f"{theme}-explorer-step-{k}.png")
+    widget.locator(".ttt-back").click()
+    explorer_check(page, widget, kernel, 49)
+    total = py(kernel, "len(explorer.trace)")
+    for k in (132, total, 40, 1, 300, total // 2):  # slider jumps
+        widget.locator(".ttt-slider").evaluate("(s, k) => { s.value = k; s.dispatchEvent(new Event('input')); }", k)
+        explorer_check(page, widget, kernel, k)
+        inside(widget.locator(".ttt-node.ttt-current .ttt-node-box"), tree)
+        for c in controls:
+            in_viewport(page, c)
+    shoot(widget, artifacts / f"{theme}-explorer-jumped.png")
+    widget.locator(".ttt-slider").evaluate(f"s => {{ s.value = {total}; s.dispatchEvent(new Event('input')); }}")
+    explorer_check(page, widget, kernel, total)
+    shoot(widget, artifacts / f"{theme}-explorer-end.png")
+    failures = contrast_failures(widget)
+    assert failures == [], f"{theme} theme: text under 4.5:1 contrast: {failures}"
+    # A folded subtree opens with a click and shows its rows.
+    fold = widget.locator(".ttt-node.ttt-folded .ttt-fold").first
+    node = fold.evaluate("b => b.closest('.ttt-node').dataset.node")
+    hidden = widget.locator(".ttt-node:not([hidden])").count()
+    fold.click()
+    assert widget.locator(".ttt-node:not([hidden])").count() > hidden
+    assert widget.locator(f'.ttt-node[data-node="{node}"]').evaluate("e => !e.classList.contains('ttt-folded')")
+
+
+def test_explorer_steps_in_the_browser_and_play_pauses(widgets, lab):
+    """Step works while the kernel is busy (no round trip); ■ pauses where it is, Play goes on from there."""
+    page, kernel = widgets
+    widget = page.locator(".ttt-explorer").first
+    widget.evaluate("e => e.scrollIntoView({block: 'start'})")
+    widget.locator(".ttt-slider").evaluate("s => { s.value = 0; s.dispatchEvent(new Event('input')); }")
+    kernel.execute("import time; time.sleep(4)", store_history=False)  # the kernel is busy for 4 s
+    time.sleep(0.3)
+    start = time.monotonic()
+    for k in range(1, 6):
+        widget.locator(".ttt-step").click()
+        expect(widget.locator(".ttt-sentence")).to_contain_text(f"Step {k} of", timeout=1500)
+    assert time.monotonic() - start < 3.5, "stepping waited for the busy kernel"
+    play = widget.locator(".ttt-play")
+    play.click()
+    page.wait_for_function("e => Number(e.value) >= 8", arg=widget.locator(".ttt-slider").element_handle(), timeout=10_000)
+    expect(play).to_have_text("■ Pause")
+    play.click()
+    paused = int(widget.locator(".ttt-slider").input_value())
+    time.sleep(1.0)
+    assert int(widget.locator(".ttt-slider").input_value()) == paused >= 8, "■ did not pause where it was"
+    expect(play).to_have_text("▶ Play")
+    play.click()
+    page.wait_for_function("([e, k]) => Number(e.value) > k", arg=[widget.locator(".ttt-slider").element_handle(), paused], timeout=10_000)
+    play.click()
+    assert int(widget.locator(".ttt-slider").input_value()) > paused
+
+
+def test_the_position_editor_shows_the_position_python_searches(widgets, lab, artifacts):
+    """Click the editor's squares and type a position: the editor and the tree's root are the Python position."""
+    page, kernel = widgets
+    widget = page.locator(".ttt-explorer").first
+    widget.evaluate("e => e.scrollIntoView({block: 'start'})")
+
+    def check(typed: str | None = None) -> dict:
+        deadline = time.monotonic() + 20
+        while True:
+            model = py(kernel, '{"position": explorer.position, "root": explorer.trace.events[0].state, "status": explorer.status}')
+            screen = widget.evaluate(EXPLORER_SHOWN)
+            board = "".join(c for c in model["position"].upper().replace("-", ".").replace("_", ".") if c in "XO.")
+            board = (board + "." * 9)[:9]
+            if typed in (None, model["position"]) and screen["editor"] == board and screen["rootBoard"] == model["root"] and screen["status"] == model["status"]:
+                return model
+            assert time.monotonic() < deadline, f"on screen {screen}, in Python {model}"
+            time.sleep(0.1)
+
+    model = check()
+    cycle = {".": "X", "X": "O", "O": "."}
+    for square in (8, 8, 8, 2, 2):  # '.' -> X (too many X: refused) -> O -> '.', then O on square 2
+        board = model["position"].replace("/", "")
+        board = board[:square] + cycle[board[square]] + board[square + 1:]
+        widget.locator(f'.ttt-edit-square[data-square="{square}"]').click()
+        model = check("/".join(board[r:r + 3] for r in (0, 3, 6)))
+    assert model["position"] == "XOO/.X./..." and model["root"] == "XOO.X...."
+    position = widget.locator(".ttt-position")
+    position.fill("XOX/OXO/...")
+    position.press("Enter")
+    model = check("XOX/OXO/...")
+    assert model["root"] == "XOXOXO..."
+    position.fill("XXX/XXX/...")  # not a position any game reaches: refused, the tree stays
+    position.press("Enter")
+    model = check("XXX/XXX/...")
+    assert "ttt" not in model["status"] and model["root"] == "XOXOXO..." and model["status"]
+    expect(widget.locator('.ttt-status[data-kind="error"]')).to_be_visible()
+    shoot(widget, artifacts / f"{lab[3]}-explorer-editor.png")
+    position.fill("XO./.X./...")
+    position.press("Enter")
+    model = check("XO./.X./...")
+    assert model["root"] == "XO..X...."
+
+
+# ----------------------------------------------------------------------------- a lesson
+
+
+def test_minimax_lesson_runs_without_errors_and_its_pictures_fit(lesson, artifacts):
+    """Run All Cells on the minimax lesson: every cell runs, none shows an error, the tree fits the column."""
     assert errors_shown(lesson) == []
     code = [c for c in nbformat.read(LESSON, as_version=4).cells if c.cell_type == "code"]
-    shown = prompts(lesson)
-    assert len(shown) == len(code)
-    not_run = [i for i, (cell, p) in enumerate(zip(code, shown)) if cell.source.strip() and not re.fullmatch(r"\[\d+\]:", p)]
-    assert not_run == [], f"code cells {not_run} did not run (prompts {shown})"
-
-
-def test_board_widget_plays_a_game_to_its_end(lesson, artifacts):
-    """Click squares on the lesson's board: the computer replies each time; the game ends."""
-    widget = lesson.locator(".ttt-playable").first
-    squares, status = widget.locator(".ttt-board .ttt-square"), widget.locator(".ttt-status")
-    widget.scroll_into_view_if_needed()
-    assert squares.count() == 9
-    assert "Your move" in status.inner_text()
-    shoot(widget, artifacts / "02-board-start.png")
-    preference = [4, 0, 2, 6, 8, 1, 3, 5, 7]  # centre, corners, edges
-    for move in range(1, 6):
-        marks = marks_on(squares)
-        assert marks.count("X") == marks.count("O") == move - 1, marks
-        if move == 2:  # a taken square is refused with a message, and changes nothing
-            squares.nth(4).click()
-            expect(status).to_contain_text("is taken by X")
-            assert marks_on(squares) == marks
-        square = next(s for s in preference if marks[s] == "")
-        squares.nth(square).click()
-        # The computer has replied, or the game is over.
-        lesson.wait_for_function(
-            """([board, status, n]) => {
-                const marks = [...board.querySelectorAll('.ttt-square')].filter(b => b.innerText.trim()).length;
-                return marks >= n || /wins|draw/.test(status.innerText);
-            }""",
-            arg=[widget.locator(".ttt-board").element_handle(), status.element_handle(), 2 * move],
-        )
-        marks = marks_on(squares)
-        assert marks[square] == "X", f"clicked square {square}, board {marks}"
-        shoot(widget, artifacts / f"03-board-move-{move}.png")
-        if re.search(r"wins|draw", status.inner_text()):
+    shown_prompts = prompts(lesson)
+    assert len(shown_prompts) == len(code)
+    not_run = [i for i, (cell, p) in enumerate(zip(code, shown_prompts)) if cell.source.strip() and not re.fullmatch(r"\[\d+\]:", p)]
+    assert not_run == [], f"code cells {not_run} did not run (prompts {shown_prompts})"
+    picture = lesson.locator("svg.ttt-tree-picture").first
+    picture.scroll_into_view_if_needed()
+    output = picture.locator("xpath=ancestor::div[contains(@class, 'jp-OutputArea-output')]").first
+    inside(picture.locator("#n0"), output)
+    shoot(output, artifacts / "lesson-04-draw-tree.png")
+    board = lesson.locator(".ttt-playable").first
+    board.scroll_into_view_if_needed()
+    labels = board.locator(".ttt-opponent option").all_text_contents()
+    assert labels.count("your minimax") == 1 and labels.count("minimax") == 1, labels
+    # Play the lesson's board against the lesson's own minimax: X in the centre, then corners.
+    for _ in range(5):
+        root = board.locator(".ttt-widget")
+        if re.search(r"wins|draw", root.locator(".ttt-status").inner_text()):
             break
-        assert marks.count("O") == move, f"the computer did not reply to square {square}: {marks}"
-    text = status.inner_text()
-    assert re.search(r"It's a draw|O wins: the computer", text), f"the game did not end in a draw or loss: {text!r}"
-    shoot(lesson, artifacts / "04-lesson-board-game-over.png")
-    # A click after the end is refused with a message, and changes nothing.
-    squares.nth(marks.index("")).click()
-    expect(status).to_contain_text("The game is over")
-    assert marks_on(squares) == marks
+        legal = [int(s) for s in board.locator(".ttt-square.ttt-legal").evaluate_all("e => e.map(s => s.dataset.square)")]
+        act(lesson, board, lambda: board.locator(f'.ttt-square[data-square="{choose("." * 9, legal)}"]').click())
+    text = board.locator(".ttt-status").inner_text()
+    assert re.search(r"It's a draw|O wins: the computer", text), text
+    shoot(board, artifacts / "lesson-04-board-game-over.png")
     assert errors_shown(lesson) == []
-
-
-def test_explorer_steps_grow_the_tree_until_a_pruned_branch(explorer, artifacts):
-    """Press Step: the tree shows more nodes; a dashed pruned branch appears at the cut-off."""
-    widget = explorer.locator(".ttt-explorer").first
-    sentence = widget.locator(".ttt-sentence")
-    widget.locator(".ttt-tree svg").wait_for()
-    assert errors_shown(explorer) == []
-    shoot(explorer, artifacts / "05-explorer-start.png")
-    seen = [tree_shown(widget)]
-    for k in range(1, 31):
-        widget.locator(".ttt-step").click()
-        explorer.wait_for_function(
-            "([el, k]) => el.innerText.startsWith(`Step ${k} of`)", arg=[sentence.element_handle(), k]
-        )
-        seen.append(tree_shown(widget))
-        if k == 3:
-            shoot(widget, artifacts / "06-explorer-step-3.png")
-        if seen[-1]["dashed"]:
-            break
-    nodes = [s["nodes"] for s in seen]
-    assert nodes == sorted(nodes) and nodes[3] > nodes[0], f"nodes shown at steps 0..{k}: {nodes}"
-    assert seen[-1]["dashed"], f"no dashed pruned branch within {k} steps: {seen}"
-    assert not any(s["dashed"] for s in seen[:-1])
-    shoot(explorer, artifacts / "07-explorer-pruned.png")
-    shoot(widget, artifacts / "08-explorer-pruned-widget.png")
-    widget.locator(".ttt-back").click()
-    explorer.wait_for_function(
-        "([el, k]) => el.innerText.startsWith(`Step ${k} of`)", arg=[sentence.element_handle(), k - 1]
-    )
-    assert tree_shown(widget) == seen[-2], "Back did not undo the last step"
-    assert errors_shown(explorer) == []

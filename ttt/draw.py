@@ -300,6 +300,28 @@ def _node_label(game: Any, node: Any, *, value: str, window: Optional[str]) -> s
     return '<<TABLE BORDER="0" CELLBORDER="0" CELLSPACING="0" CELLPADDING="1">' + "".join(rows) + "</TABLE>>"
 
 
+class TreeDrawing(graphviz.Digraph):
+    """A search tree's ``graphviz.Digraph`` that fits the notebook column when shown inline.
+
+    Shown in Jupyter, its SVG scales down to the width of the output (never up), so the root
+    at the top middle is always in view; `render`, `pipe` and the DOT `source` are unchanged.
+    """
+
+    def _repr_image_svg_xml(self) -> str:
+        return fit_width(super()._repr_image_svg_xml())
+
+
+def fit_width(svg: str) -> str:
+    """Return a dot SVG made to scale down to its container's width, keeping its shape."""
+    size = re.search(r'<svg width="([\d.]+)pt" height="([\d.]+)pt"', svg)
+    if size is None:
+        return svg
+    width = float(size.group(1)) * 4 / 3  # CSS pixels
+    return svg.replace(
+        size.group(0), f'<svg class="ttt-tree-picture" width="100%" style="max-width:{width:.0f}px; height:auto"', 1
+    )
+
+
 def _tree_digraph(
     trace: Trace, *, max_depth: Optional[int], max_nodes: Optional[int], slots: bool
 ) -> tuple[graphviz.Digraph, _Plan, dict]:
@@ -311,7 +333,7 @@ def _tree_digraph(
     known = reports_values(trace)
     backed = {} if known or slots else backed_up_values(nodes)
     pv = set(trace.principal_variation() if known else best_path(nodes, backed)) if not slots else set()
-    dot = graphviz.Digraph(name="search", comment=f"{trace.algorithm} search tree")
+    dot = TreeDrawing(name="search", comment=f"{trace.algorithm} search tree")
     dot.attr("graph", rankdir="TB", nodesep="0.12", ranksep="0.3", fontname="Helvetica", fontsize="11")
     dot.attr("node", shape="box", style="rounded,filled", fontname="Helvetica", fontsize="10", margin="0.04,0.02")
     dot.attr("edge", fontname="Helvetica", fontsize="10", arrowsize="0.6")

@@ -25,7 +25,8 @@ class Widget(anywidget.AnyWidget):
 
     def say(self, text: str, *, kind: str = "info") -> None:
         """Show `text` in the status line; `kind` 'error' shows it as an error."""
-        self.status, self.status_kind = text, kind
+        with self.hold_sync():
+            self.status, self.status_kind = text, kind
 
 
 def error_text(error: BaseException) -> str:

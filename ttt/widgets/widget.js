@@ -117,7 +117,6 @@ function renderBoard(model, el) {
       b.classList.toggle("ttt-last", s === last);
       b.classList.toggle("ttt-pending", s === pending);
       b.classList.toggle("ttt-win", line.has(s));
-      b.setAttribute("aria-disabled", String(busy || !legal.has(s)));
     }
     if (size === 9) {
       board.querySelectorAll(".ttt-small-board").forEach((small, b) => {
@@ -126,6 +125,7 @@ function renderBoard(model, el) {
       });
     }
     root.dataset.busy = String(busy);
+    root.dataset.stamp = String(model.get("stamp"));
     root.dataset.wonBy = model.get("won_by");
     board.classList.toggle("ttt-busy", busy);
     for (const b of sideButtons) b.setAttribute("aria-pressed", String(b.dataset.side === model.get("side")));
@@ -248,9 +248,9 @@ function makeTreeView() {
           row.fold.hidden = !folded;
           if (folded) setText(row.fold, open ? "▾ fold" : `▸ ${n.size} nodes, ${t ? t[1] : ""}`);
           row.el.classList.toggle("ttt-folded", folded && !open);
-          row.el.classList.toggle("ttt-current", n.id === state.current);
-          row.el.classList.toggle("ttt-pv", end && tree.pv.includes(n.id));
         }
+        row.el.classList.toggle("ttt-current", visible && n.id === state.current);
+        row.el.classList.toggle("ttt-pv", visible && end && tree.pv.includes(n.id));
       } else {
         const s = row.stub;
         visible = s.step <= k && !hiddenUnder.has(s.node);
@@ -279,13 +279,13 @@ function makeTreeView() {
 // --- the search explorer -------------------------------------------------------------------
 
 function renderExplorer(model, el) {
-  const root = h("div", { class: "ttt-widget ttt-explorer" });
+  const root = h("div", { class: "ttt-widget ttt-explorer", "data-lm-suppress-shortcuts": "true" });
   const cycle = { ".": "X", X: "O", O: "." };
 
   // choosing the search: position (typed or clicked), algorithm, order, depth
-  const position = h("input", { class: "ttt-position", type: "text", spellcheck: "false", "aria-label": "Position", onchange: () => {
-    model.set("position", position.value); model.save_changes();
-  } });
+  const commit = () => { if (model.get("position") !== position.value) { model.set("position", position.value); model.save_changes(); } };
+  const position = h("input", { class: "ttt-position", type: "text", spellcheck: "false", "aria-label": "Position", onchange: commit,
+    onkeydown: (event) => { event.stopPropagation(); if (event.key === "Enter") commit(); } });
   const editor = h("div", { class: "ttt-editor" });
   const editSquares = [];
   for (let s = 0; s < 9; s++) {
@@ -379,7 +379,7 @@ function renderExplorer(model, el) {
 
   model.on("change:tree", () => { pause(); view.load(model.get("tree")); go(model.get("step"), { sync: false }); });
   model.on("change:step", () => { if (model.get("step") !== view.state.k) go(model.get("step"), { sync: false }); });
-  for (const name of ["position", "algorithm", "ordered", "depth", "status", "editable"]) model.on("change:" + name, drawChoices);
+  for (const name of ["position", "algorithm", "ordered", "depth", "status", "status_kind", "editable"]) model.on("change:" + name, drawChoices);
   el.append(root);
   drawChoices();
   view.load(model.get("tree"));
