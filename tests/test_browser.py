@@ -64,6 +64,8 @@ WIDGET_CELLS = [
     'slow = PlayableBoard(slow_minimax, side="X")\nslow',
     'big = BigBoard("nine-board", opponent="random", seed=1)\nbig',
     'explorer = SearchExplorer("XO./.X./...", algorithm="alphabeta")\nexplorer',
+    "from ttt.draw import draw_tree\nfrom ttt.games.classic import TicTacToe, parse_board\nfrom ttt.trace import record\n"
+    'draw_tree(record(TicTacToe(), parse_board("XO./.X./..."), ordered=True), max_depth=2)',
 ]
 # What a notebook shows when something went wrong: a traceback (or anything on stderr) and a
 # widget that its front end could not draw.
@@ -634,6 +636,23 @@ def test_a_whole_game_on_the_9x9_board(widgets, lab, artifacts):
     assert model["squares"].count("O") == 1
 
 
+def test_draw_tree_fits_the_notebook_column(widgets, lab, artifacts):
+    """A wide tree drawn by draw_tree scales down to the output's width: the root is in view."""
+    page, _ = widgets
+    output = page.locator(".jp-OutputArea-output").filter(has=page.locator("svg.ttt-tree-picture")).last
+    output.scroll_into_view_if_needed()
+    picture = output.locator("svg.ttt-tree-picture")
+    sizes = picture.evaluate(
+        """(p, o) => ({picture: p.getBoundingClientRect().toJSON(), output: o.getBoundingClientRect().toJSON(),
+                       natural: p.width.baseVal.value, scroll: o.scrollWidth, client: o.clientWidth})""",
+        output.element_handle(),
+    )
+    inside(picture.locator("#n0"), output)
+    assert sizes["picture"]["width"] <= sizes["output"]["width"] + 1 and sizes["scroll"] <= sizes["client"] + 1, sizes
+    assert sizes["picture"]["width"] > 0.5 * sizes["output"]["width"], f"the tree is drawn too small: {sizes}"
+    shoot(output, artifacts / f"{lab[3]}-draw-tree.png")
+
+
 # ----------------------------------------------------------------------------- the explorer
 
 
@@ -673,11 +692,13 @@ def explorer_check(page, widget, kernel, k: int) -> dict:
     screen = widget.evaluate(EXPLORER_SHOWN)
     assert screen["step"] == k
     deadline = time.monotonic() + 10
-    while py(kernel, "explorer.step") != k:  # the browser tells the kernel where it is (no wait for an answer)
+    while True:  # the browser tells the kernel where it is (and never waits for an answer)
+        model = py(kernel, '{"step": explorer.step, "sentence": explorer.sentence(), "counts": explorer.tally(), '
+                           '"node": explorer.tree["steps"][explorer.step - 1]["node"] if explorer.step else None}')
+        if model["step"] == k:
+            break
         assert time.monotonic() < deadline, f"the kernel never heard of step {k}"
         time.sleep(0.05)
-    model = py(kernel, '{"sentence": explorer.sentence(), "counts": explorer.tally(), '
-                       '"node": explorer.tree["steps"][explorer.step - 1]["node"] if explorer.step else None}')
     assert screen["sentence"] == model["sentence"]
     assert screen["counts"] == model["counts"]
     assert (screen["current"] and int(screen["current"])) == model["node"]
@@ -815,7 +836,7 @@ def test_minimax_lesson_runs_without_errors_and_its_pictures_fit(lesson, artifac
     output = picture.locator("xpath=ancestor::div[contains(@class, 'jp-OutputArea-output')]").first
     inside(picture.locator("#n0"), output)
     shoot(output, artifacts / "lesson-04-draw-tree.png")
-    board = lesson.locator(".ttt-playable").first
+    board = lesson.locator(".jp-OutputArea-output").filter(has=lesson.locator(".ttt-playable")).first
     board.scroll_into_view_if_needed()
     labels = board.locator(".ttt-opponent option").all_text_contents()
     assert labels.count("your minimax") == 1 and labels.count("minimax") == 1, labels

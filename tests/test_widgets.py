@@ -1,35 +1,38 @@
-"""The widgets without a browser: clicks are ``Button.click()``, choices are ``.value = ...``.
+"""The widgets without a browser: clicks are ``click(square)``, choices set the synced traits.
 
 The board is played against the unbeatable player in every game a person can play (each
-possible reply at each turn), from both sides. The explorer is checked step by step against
-the recorded trace it shows.
+possible reply at each turn), from both sides, checking after each click that the state sent
+to the browser is the game's. The explorer's data (what the browser shows at each step) is
+checked step by step against the recorded trace. What the browser draws from that state is
+checked in ``tests/test_browser.py``.
 """
 
 from __future__ import annotations
 
-import html
-import re
-
 import pytest
 
-from ttt.draw import counts, step_sentence
+from ttt.draw import _value_text, counts, step_sentence
 from ttt.games.classic import LINES, TicTacToe, parse_board
-from ttt.search import Cutoff, Enter
+from ttt.search import Cutoff, Enter, Exit, Leaf
 from ttt.tictactoe import from_text, result, terminal, utility
-from ttt.trace import record, record_calls
+from ttt.trace import Trace, build_tree, record, record_calls
 from ttt.widgets import PlayableBoard, SearchExplorer
+from ttt.widgets.explorer import tree_data
 
 GAME = TicTacToe()
 
 
-def marks(board: PlayableBoard) -> str:
-    """Return the board as the buttons show it, nine characters ('.' for an empty square)."""
-    return "".join(b.description or "." for b in board.squares)
+def sent(board: PlayableBoard) -> dict:
+    """Return the state the browser is sent, as the board's traits hold it."""
+    return {"squares": board.squares, "legal": board.legal, "line": board.line, "busy": board.busy}
 
 
-def status(widget) -> str:
-    """Return the status line's text without its HTML."""
-    return re.sub(r"<[^>]+>", "", widget.status.value)
+def check_sent(board: PlayableBoard) -> None:
+    """Assert the browser is sent exactly the game's position and the person's legal squares."""
+    assert board.squares == board.state
+    mine = not GAME.is_terminal(board.state) and GAME.to_move(board.state) == board.side
+    assert board.legal == (sorted(GAME.moves(board.state)) if mine else [])
+    assert board.busy is False
 
 
 # --- the playable board ------------------------------------------------------------------------
@@ -46,11 +49,11 @@ def test_no_game_against_the_unbeatable_player_is_lost(side):
         board.new_game()
         for square in clicks:
             board.click(square)
-        assert marks(board) == board.state
+        check_sent(board)
         if GAME.is_terminal(board.state):
             won = GAME.winner(board.state)
             finished["drawn" if won is None else "won" if won == side else "lost"] += 1
-            assert won != board.computer or "beat you" in status(board)
+            assert won != board.computer or ("beat you" in board.status and board.won_by == "computer")
             continue
         assert GAME.to_move(board.state) == side
         stack.extend(clicks + [s] for s in GAME.moves(board.state))
@@ -61,14 +64,42 @@ def test_no_game_against_the_unbeatable_player_is_lost(side):
 def test_an_illegal_click_changes_nothing_and_says_why():
     board = PlayableBoard("minimax", side="X")
     board.click(4)
-    before = (board.state, marks(board), [b.button_style for b in board.squares])
+    before = (board.state, sent(board))
     taken = board.state.index("O")
     board.click(taken)
-    assert (board.state, marks(board), [b.button_style for b in board.squares]) == before
-    assert "is taken by O" in status(board) and "ttt-error" in board.status.value
+    assert (board.state, sent(board)) == before
+    assert "is taken by O" in board.status and board.status_kind == "error"
 
 
-def test_clicks_after_the_end_are_refused_and_the_winning_line_is_highlighted():
+def test_a_click_made_on_an_earlier_position_is_refused_not_played():
+    board = PlayableBoard("minimax", side="X")
+    turn = board.turn
+    board.click_square(4, turn=turn)
+    assert board.state.count("X") == 1 and board.turn > turn
+    before = board.state
+    board.click_square(0, turn=turn)  # queued while the computer thought: refused
+    assert board.state == before and "before the last move" in board.status
+    board.new_game()
+    board.click_square(4, turn=turn)  # made before New game: refused too
+    assert board.state == "........." and board.status_kind == "error"
+
+
+def test_the_board_says_the_computer_is_thinking_and_offers_no_square_meanwhile():
+    seen = []
+
+    def watcher(cs50_board):
+        seen.append((board.busy, list(board.legal), board.status, board.status_kind, board.squares))
+        return next((i, j) for i in range(3) for j in range(3) if cs50_board[i][j] is None)
+
+    board = PlayableBoard(watcher, side="X")
+    board.click(4)
+    busy, legal, status, kind, squares = seen[-1]
+    assert busy and legal == [] and kind == "busy"
+    assert status == "The computer (your watcher) is thinking…" and squares == "....X...."
+    assert board.busy is False and board.legal and board.stamp > 0
+
+
+def test_clicks_after_the_end_are_refused_and_the_winning_line_is_sent():
     board = PlayableBoard("win-block", side="X")
     # win-block blocks but cannot stop a fork: X 0, then 8, then the free corner.
     for square in (0, 8):
@@ -78,33 +109,35 @@ def test_clicks_after_the_end_are_refused_and_the_winning_line_is_highlighted():
     while not GAME.is_terminal(board.state):
         board.click(next(s for line in LINES for s in line if board.state[s] == "." and
                          sum(board.state[t] == "X" for t in line) == 2))
-    assert GAME.winner(board.state) == "X" and "you beat the computer" in status(board)
-    line = board.winning_line()
-    assert [b.button_style == "success" for b in board.squares] == [s in line for s in range(9)]
-    assert all("ttt-win" in board.squares[s]._dom_classes for s in line)
+    assert GAME.winner(board.state) == "X" and "you beat the computer" in board.status
+    assert board.line == list(board.winning_line()) and len(board.line) == 3 and board.won_by == "you"
     state = board.state
     board.click(board.state.index("."))
-    assert board.state == state and "The game is over" in status(board)
+    assert board.state == state and "The game is over" in board.status
 
 
-def test_choosing_o_lets_the_computer_open_and_new_game_starts_again():
+def test_choosing_o_or_another_opponent_starts_a_new_game():
     board = PlayableBoard("minimax", side="X")
     board.click(0)
-    board.side_picker.value = "O"
+    board.side = "O"  # what the browser's side buttons do
+    assert board.state.count("X") == 1 and board.state.count("O") == 0 and board.squares == board.state
+    assert "took square" in board.status
+    board.new_game()
     assert board.state.count("X") == 1 and board.state.count("O") == 0
-    assert "took square" in status(board)
-    board.new_button.click()
-    assert board.state.count("X") == 1 and board.state.count("O") == 0
+    board.click(next(s for s in range(9) if board.state[s] == "."))
+    board.opponent = "random"
+    assert board.state.count("X") == 1 and board.state.count("O") == 0 and board.opponent_label == "random"
 
 
-def test_stable_css_classes():
-    board = PlayableBoard()
-    assert "ttt-board" in board.board._dom_classes and "ttt-status" in board.status._dom_classes
-    assert all("ttt-square" in b._dom_classes and b.description == "" for b in board.squares)
-    explorer = SearchExplorer("XO./XO./...")
-    assert "ttt-explorer" in explorer._dom_classes and "ttt-tree" in explorer.tree._dom_classes
-    assert "ttt-step" in explorer.step_button._dom_classes and explorer.step_button.description == "Step"
-    assert "ttt-back" in explorer.back_button._dom_classes and explorer.back_button.description == "Back"
+def test_the_menu_lists_each_player_once_and_a_students_function_by_its_name():
+    def minimax(board):
+        return (0, 0)
+
+    board = PlayableBoard(minimax)
+    labels = [label for label, _ in board.opponents]
+    assert labels.count("your minimax") == 1 and labels.count("minimax") == 1
+    assert len(set(labels)) == len(labels) and board.opponent_label == "your minimax"
+    assert not any("seed" in label for label in labels)
 
 
 def test_bad_opponents_and_sides_are_refused():
@@ -129,141 +162,132 @@ def cheat(board):
     return (0, 0)
 
 
-@pytest.mark.dot
 def test_the_computers_thinking_for_a_students_function_is_its_calls_to_result():
     board = PlayableBoard(one_ply, side="O")  # one_ply plays X: it opens in square 0
-    board.thinking.value = True
-    assert "made to result()" in board.tree.value
+    board.thinking = True
+    assert "made to result()" in board.thinking_caption
     board.click(4)
     trace, caption = board.thinking_trace()
-    assert "one_ply" in caption
+    assert "your one_ply" in caption
     assert trace.node_count == 1 + 7  # the root and its seven free squares
-    assert board.tree.value.count('class="node max"') + board.tree.value.count('class="node min"') == 8
+    assert len(board.thinking_tree["nodes"]) == 8 and board.thinking_tree["nodes"][0]["board"] == "X...O...."
 
 
-@pytest.mark.dot
 def test_the_computers_thinking_for_a_registered_player_is_alpha_beta():
     board = PlayableBoard("minimax", side="X")
-    board.thinking.value = True
-    assert "has not moved yet" in board.tree.value
+    board.thinking = True
+    assert "has not moved yet" in board.thinking_caption and board.thinking_tree == {}
     board.click(4)
     trace, caption = board.thinking_trace()
     expected = record(GAME, "....X....", algorithm="alphabeta", ordered=True)
     assert trace.events == expected.events
     assert caption == "Alpha-beta from .../.X./..., best moves first."
-    assert "<svg" in board.tree.value and 'id="n0"' in board.tree.value
+    assert board.thinking_tree["nodes"][0]["board"] == "....X...."
+    assert max(n["depth"] for n in board.thinking_tree["nodes"]) == 2  # "moves deep"
+    board.thinking_depth = 3
+    assert max(n["depth"] for n in board.thinking_tree["nodes"]) == 3
+    board.thinking = False
+    assert board.thinking_tree == {}
 
 
 def test_an_illegal_move_by_the_computer_is_shown_not_lost():
     board = PlayableBoard(cheat, side="X")
     board.click(0)
-    assert "the computer (cheat) did not make a legal move: square 0 is taken" in status(board)
+    assert "the computer (your cheat) did not make a legal move: square 0 is taken" in board.status
+    assert board.status_kind == "error" and board.busy is False
     state = board.state
     board.click(1)
-    assert board.state == state and "its last move failed" in status(board)
+    assert board.state == state and "its last move failed" in board.status
 
 
 # --- the search explorer -----------------------------------------------------------------------
 
 
-def shown(explorer: SearchExplorer) -> dict:
-    """Return what the explorer's picture shows: hidden ids, each node's value text, the current node."""
-    texts = dict(re.findall(r'<text id="([vw]\d+_\d+)" class="slot"[^>]*>([^<]*)</text>', explorer.tree.value))
-    hidden, visible, current = set(), [], None
-    for selectors, body in re.findall(r"([^{}]+)\{([^}]*)\}", explorer.tree_style.value.removeprefix("<style>")):
-        ids = re.findall(r"#(\w+)", selectors)
-        if "display: none" in body:
-            hidden |= set(ids)
-        elif "display: inline" in body:
-            visible += ids
-        elif "stroke:" in body:
-            (current,) = [int(i[1:]) for i in ids]
-    return {"hidden": hidden, "values": {v.split("_")[0]: texts[v] for v in visible}, "current": current}
+def text_at(node: dict, k: int) -> list:
+    """Return what a node row shows at step k, as the browser reads `texts`: the last entry from step <= k."""
+    found = [t for t in node["texts"] if t[0] <= k]
+    return found[-1][1:] if found else None
 
 
-@pytest.mark.dot
-def test_the_explorer_at_step_k_shows_exactly_the_first_k_events():
-    explorer = SearchExplorer("XO./.X./..O", algorithm="alphabeta")
+@pytest.mark.parametrize("board, algorithm", [("XO./.X./..O", "alphabeta"), ("XO./XO./...", "minimax"),
+                                              ("XO./.X./...", "alphabeta")])
+def test_the_explorer_data_at_step_k_is_exactly_the_first_k_events(board, algorithm):
+    explorer = SearchExplorer(board, algorithm=algorithm)
     trace = explorer.trace
-    assert trace.events == record(GAME, parse_board("XO./.X./..O")).events
-    ids = [e.node for e in trace.events if isinstance(e, Enter)]
-    cuts = [e.node for e in trace.events if isinstance(e, Cutoff)]
-    for k in range(len(trace) + 1):
-        assert explorer.k == k
-        seen = shown(explorer)
-        entered = {e.node for e in trace.events[:k] if isinstance(e, Enter)}
-        cut = {e.node for e in trace.events[:k] if isinstance(e, Cutoff)}
-        expected_hidden = {f"n{i}" for i in ids if i not in entered} | {f"e{i}" for i in ids[1:] if i not in entered}
-        expected_hidden |= {f"{p}{i}" for i in cuts if i not in cut for p in ("pruned", "prunedstub")}
-        assert seen["hidden"] == expected_hidden
-        assert {int(v[1:]) for v in seen["values"] if v[0] == "v"} == entered
-        assert seen["current"] == (trace.events[k - 1].node if k else None)
-        assert step_sentence(trace, k) in html.unescape(explorer.sentence.value)
+    assert trace.events == record(GAME, parse_board(board), algorithm=algorithm).events
+    data = explorer.tree
+    nodes = {n["id"]: n for n in data["nodes"]}
+    assert len(nodes) == trace.node_count and data["total"] == trace.node_count
+    for k, e in enumerate(trace.events, start=1):
+        if isinstance(e, Enter):
+            assert nodes[e.node]["enter"] == k
+        elif isinstance(e, (Exit, Leaf)):
+            assert nodes[e.node]["done"] == k
+        elif isinstance(e, Cutoff):
+            assert any(s["node"] == e.node and s["step"] == k and s["kind"] == "pruned" for s in data["stubs"])
+    for k in range(1, len(trace) + 1) if len(trace) < 300 else range(1, len(trace) + 1, 7):
+        known = build_tree(trace.events[:k])
+        for i, n in nodes.items():
+            if i in known:
+                assert text_at(n, k)[0] == _value_text(known[i]), (k, i)
+            else:
+                assert n["enter"] > k
+        step = data["steps"][k - 1]
+        assert step["sentence"] == step_sentence(trace, k)
         c = counts(trace, k)
-        assert f"Nodes visited: {c['nodes']} of {trace.node_count}. Cut-offs: {c['cutoffs']}" in explorer.tally.value
-        explorer.step_button.click()
-    final = {slot: text for slot, text in shown(explorer)["values"].items() if slot[0] == "v"}
-    assert final == {f"v{i}": f"v = {n.value:g}" for i, n in trace.nodes.items()}
-    explorer.step_button.click()
-    assert explorer.k == len(trace)  # Step at the end does nothing
+        assert step["counts"] == [c["nodes"], c["cutoffs"], c["pruned"]]
+        assert step["node"] == trace.events[k - 1].node
+    assert data["pv"] == trace.principal_variation()
+    sizes = {i: 1 + sum(1 for j in nodes if j != i and i in _ancestors(nodes, j)) for i in nodes}
+    assert all(nodes[i]["size"] == sizes[i] for i in nodes)
 
 
-@pytest.mark.dot
-def test_back_undoes_step():
-    explorer = SearchExplorer("XO./XO./...")
-    pictures = []
-    for _ in range(len(explorer.trace)):
-        pictures.append((explorer.tree_style.value, explorer.sentence.value, explorer.tally.value))
-        explorer.step_button.click()
-    for k in reversed(range(len(explorer.trace))):
-        explorer.back_button.click()
-        assert explorer.k == k
-        assert (explorer.tree_style.value, explorer.sentence.value, explorer.tally.value) == pictures[k]
-    explorer.back_button.click()
-    assert explorer.k == 0
+def _ancestors(nodes: dict, i: int) -> set:
+    found = set()
+    while nodes[i]["parent"] is not None:
+        i = nodes[i]["parent"]
+        found.add(i)
+    return found
 
 
-@pytest.mark.dot
-def test_slider_and_play_move_to_the_same_picture_as_stepping():
-    explorer = SearchExplorer("XO./XO./...")
-    for _ in range(9):
-        explorer.step()
-    stepped = explorer.tree_style.value
-    explorer.slider.value = 0
-    explorer.play.value = 9  # what Play's timer does in the browser
-    assert explorer.slider.value == 9 and explorer.tree_style.value == stepped
-    explorer.speed.value = 100
-    assert explorer.play.interval == 100
-    assert "scroll-snap-align" in explorer.tree_style.value
-    explorer.follow.value = False
-    explorer.zoom.value = 50
-    assert "scroll-snap" not in explorer.tree_style.value and "zoom: 0.5;" in explorer.tree_style.value
+def test_steps_back_and_forward_from_python_and_the_sentences_for_ties():
+    explorer = SearchExplorer("XO./.X./...")
+    assert explorer.trace.node_count == 270  # the lesson's default position
+    for _ in range(12):
+        explorer.forward()
+    assert explorer.step == 12 and explorer.sentence().startswith("Step 12 of 578: ")
+    explorer.back()
+    assert explorer.step == 11
+    ties = [s["sentence"] for s in explorer.tree["steps"] if "pruned" in s["sentence"]]
+    cut = [e for e in explorer.trace.events if isinstance(e, Cutoff)]
+    assert len(ties) == len(cut)
+    for e, sentence in zip(cut, ties):
+        bound = e.beta if e.value >= e.beta else e.alpha
+        assert ("at least as good" in sentence) == (e.value == bound), sentence
 
 
-@pytest.mark.dot
 def test_choosing_a_position_and_an_algorithm_records_a_new_search():
     explorer = SearchExplorer("XO./XO./...")
-    explorer.position.value = "XO./.X./..O"
-    assert explorer.trace.events == record(GAME, parse_board("XO./.X./..O")).events and explorer.k == 0
-    explorer.algorithm.value = "minimax"
+    explorer.position = "XO./.X./..O"
+    assert explorer.trace.events == record(GAME, parse_board("XO./.X./..O")).events and explorer.step == 0
+    explorer.algorithm = "minimax"
     assert explorer.trace.node_count == 238 and explorer.trace.cutoffs == 0
-    explorer.ordered.value = True
-    explorer.algorithm.value = "alphabeta"
+    explorer.ordered = True
+    explorer.algorithm = "alphabeta"
     assert explorer.trace.events == record(GAME, parse_board("XO./.X./..O"), ordered=True).events
-    explorer.editor[8].click()  # the editor's squares cycle . -> X -> O -> .
-    assert explorer.position.value == "XO./.X./..." and explorer.trace.node_count == 71  # ordered alpha-beta
-    explorer.editor[7].click()
-    assert "3 X and 1 O" in status(explorer) and explorer.trace.node_count == 71
-    explorer.editor[7].click()
-    assert explorer.position.value == "XO./.X./.O." and status(explorer) == ""
+    explorer.click_square(8)  # the editor's squares cycle . -> X -> O -> .
+    assert explorer.position == "XO./.X./..." and explorer.trace.node_count == 71  # ordered alpha-beta
+    explorer.click_square(7)
+    assert "3 X and 1 O" in explorer.status and explorer.trace.node_count == 71 and explorer.status_kind == "error"
+    explorer.click_square(7)
+    assert explorer.position == "XO./.X./.O." and explorer.status == ""
     assert explorer.trace.events == record(GAME, parse_board("XO./.X./.O."), ordered=True).events
     before = explorer.trace
-    explorer.position.value = "XXX/OOO/..."
-    assert explorer.trace is before and "cannot both have three in a row" in status(explorer)
+    explorer.position = "XXX/OOO/..."
+    assert explorer.trace is before and "cannot both have three in a row" in explorer.status
 
 
-@pytest.mark.dot
-def test_the_explorer_shows_a_students_own_search():
+def test_the_explorer_shows_a_students_own_search_and_its_cutoffs():
     namespace = {"result": result, "utility": utility, "terminal": terminal}
     exec(
         "def search(board):\n"
@@ -276,35 +300,40 @@ def test_the_explorer_shows_a_students_own_search():
     with record_calls(namespace) as recorder:
         namespace["search"](from_text("XO./XO./..."))
     explorer = SearchExplorer(trace=recorder.trace())
-    assert explorer.choose.layout.display == "none"
-    for _ in range(len(explorer.trace)):
-        explorer.step()
-    assert "Nodes visited: 4 of 4" in explorer.tally.value
-    assert shown(explorer)["values"]["v1"] == "v = 1"  # X wins with square 6
+    assert explorer.editable is False
+    assert explorer.tree["steps"][-1]["counts"][0] == 4
+    leaf = next(n for n in explorer.tree["nodes"] if n["board"] == "XO.XO.X..")
+    assert text_at(leaf, len(explorer.trace))[0] == "v = 1"  # X wins with square 6
+    # Whatever cut-offs a recording holds (moves the code never tried) are shown and counted.
+    searched = record(GAME, parse_board("XO./.X./..."))
+    mine = Trace(GAME, searched.events, None, "your search")
+    data = tree_data(mine)
+    assert data["steps"][-1]["counts"][1] == searched.cutoffs > 0
+    assert sum(s["kind"] == "pruned" for s in data["stubs"]) == searched.cutoffs
 
 
-def test_without_dot_the_explorer_says_so_and_still_steps(monkeypatch, tmp_path):
+def test_big_trees_are_cut_with_stubs_saying_how_much_is_left_out():
+    trace = record(GAME, parse_board("XO./.X./..."))
+    data = tree_data(trace, max_nodes=100)
+    assert len(data["nodes"]) == 100
+    more = [s for s in data["stubs"] if s["kind"] == "more"]
+    assert sum(int(s["text"].split()[1]) for s in more) == trace.node_count - 100
+    assert all(s["node"] in {n["id"] for n in data["nodes"]} for s in data["stubs"])
+
+
+def test_the_explorer_needs_no_dot_program(monkeypatch, tmp_path):
     monkeypatch.setenv("PATH", str(tmp_path))
     explorer = SearchExplorer("XO./XO./...")
-    assert "dot program is not installed" in explorer.tree.value
-    explorer.step_button.click()
-    assert explorer.k == 1 and "Start at the root" in explorer.sentence.value
+    explorer.forward()
+    assert explorer.step == 1 and "Start at the root" in explorer.sentence() and explorer.tree["nodes"]
 
 
-def test_without_dot_the_board_says_so_when_asked_for_its_thinking(monkeypatch, tmp_path):
-    monkeypatch.setenv("PATH", str(tmp_path))
-    board = PlayableBoard("minimax", side="X")
-    board.click(0)
-    board.thinking.value = True
-    assert "dot program is not installed" in board.tree.value and board.state.count("O") == 1
-
-
-@pytest.mark.dot
 def test_the_explorer_steps_through_a_bigger_game():
     from ttt.games import get_game
 
     game = get_game("nine-board")
     explorer = SearchExplorer(game.format(game.initial()), game=game, algorithm="depth-limited", depth=1)
     assert explorer.trace.events == record(game, game.initial(), algorithm="depth-limited", depth=1).events
-    explorer.step()
-    assert "Start at the root, MAX node 0" in explorer.sentence.value and explorer.status.value == ""
+    assert explorer.editor is False and explorer.tree["nodes"][0]["last"] is None
+    explorer.forward()
+    assert "Start at the root, MAX node 0" in explorer.sentence() and explorer.status == ""

@@ -303,23 +303,24 @@ def _node_label(game: Any, node: Any, *, value: str, window: Optional[str]) -> s
 class TreeDrawing(graphviz.Digraph):
     """A search tree's ``graphviz.Digraph`` that fits the notebook column when shown inline.
 
-    Shown in Jupyter, its SVG scales down to the width of the output (never up), so the root
-    at the top middle is always in view; `render`, `pipe` and the DOT `source` are unchanged.
+    Shown in Jupyter, it is also offered as HTML: the SVG inline, scaled down to the width of
+    the output (never up), so the root at the top middle is always in view. `render`, `pipe`
+    and the DOT `source` are those of any Digraph.
     """
 
-    def _repr_image_svg_xml(self) -> str:
-        return fit_width(super()._repr_image_svg_xml())
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None, **options: Any) -> dict:
+        bundle = super()._repr_mimebundle_(include, exclude, **options)
+        svg = bundle.get("image/svg+xml")
+        if svg and (include is None or "text/html" in include) and not (exclude and "text/html" in exclude):
+            bundle["text/html"] = fit_width(svg)
+        return bundle
 
 
 def fit_width(svg: str) -> str:
-    """Return a dot SVG made to scale down to its container's width, keeping its shape."""
-    size = re.search(r'<svg width="([\d.]+)pt" height="([\d.]+)pt"', svg)
-    if size is None:
-        return svg
-    width = float(size.group(1)) * 4 / 3  # CSS pixels
-    return svg.replace(
-        size.group(0), f'<svg class="ttt-tree-picture" width="100%" style="max-width:{width:.0f}px; height:auto"', 1
-    )
+    """Return a dot SVG as HTML that scales down to its container's width, keeping its shape."""
+    svg = svg[svg.index("<svg"):]
+    svg = svg.replace("<svg ", '<svg class="ttt-tree-picture" style="max-width:100%; height:auto" ', 1)
+    return f'<div class="ttt-tree-fit" style="max-width:100%">{svg}</div>'
 
 
 def _tree_digraph(

@@ -255,7 +255,7 @@ class PlayableBoard(GameBoard):
             raise ValueError(f"unknown player {opponent!r}; choose one of: {', '.join(agents.names())}")
         choices.update({name: name for name in agents.names()})
         super().__init__(opponent=opponent, side=side, choices=choices, seed=seed, size=3, can_think=True)
-        self.observe(self._thinking_changed, names=["thinking", "thinking_depth"])
+        self.observe(self._on_thinking, names=["thinking", "thinking_depth"])
 
     def make_player(self) -> Any:
         return agents.as_player(self._choices[self.opponent], seed=self.seed)
@@ -306,7 +306,7 @@ class PlayableBoard(GameBoard):
         self.thought_from = before
         return said
 
-    def _thinking_changed(self, _change: Any = None) -> None:
+    def _on_thinking(self, _change: Any = None) -> None:
         with self.hold_sync():
             self._show_thinking()
             self.stamp += 1
