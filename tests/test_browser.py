@@ -100,19 +100,28 @@ def artifacts() -> Path:
 
 @pytest.fixture(scope="module", params=list(THEMES))
 def lab(request, tmp_path_factory: pytest.TempPathFactory):
-    """Start JupyterLab in one theme on the test's notebooks; return (base URL, token, root dir, theme, home).
-
-    The server runs in its own process group with private config, runtime, settings and
-    workspace directories (the theme is a user setting there); it is shut down (its kernels
-    with it) whatever the tests do.
-    """
+    """Start JupyterLab in one theme on the test's notebooks; return (base URL, token, root dir, theme, home)."""
     theme = request.param
     home = tmp_path_factory.mktemp(f"lab-{theme}")
+    copies = [LESSON] if LESSON.exists() else []
+    with running_lab(home, theme=theme, notebooks={WIDGETS_NOTEBOOK: WIDGET_CELLS}, copies=copies) as (url, token, root):
+        yield url, token, root, theme, home
+
+
+@contextlib.contextmanager
+def running_lab(home: Path, *, theme: str = "light", notebooks: dict[str, list[str]], copies: list[Path] = ()):
+    """Run JupyterLab in `theme` on new notebooks (name -> cell sources) and copies of others; yield (URL, token, root).
+
+    The server runs in its own process group with private config, runtime, settings and
+    workspace directories under `home` (the theme is a user setting there); it is shut down
+    (its kernels with it) whatever happens.
+    """
     root = home / "root"
     root.mkdir()
-    if LESSON.exists():
-        shutil.copy(LESSON, root / LESSON.name)
-    write_notebook(root / WIDGETS_NOTEBOOK, WIDGET_CELLS)
+    for path in copies:
+        shutil.copy(path, root / path.name)
+    for name, cells in notebooks.items():
+        write_notebook(root / name, cells)
     settings = dict(LAB_SETTINGS, **{THEME_SETTINGS: {"theme": THEMES[theme]}})
     for name, values in settings.items():
         path = home / "settings" / name
@@ -149,7 +158,7 @@ def lab(request, tmp_path_factory: pytest.TempPathFactory):
     url = f"http://127.0.0.1:{port}/"
     try:
         wait_for_server(server, url, token, log_path=home / "server.log")
-        yield url, token, root, theme, home
+        yield url, token, root
     finally:
         stop_server(server, url, token)
         log.close()

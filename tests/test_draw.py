@@ -13,7 +13,7 @@ import pytest
 
 from ttt import InvalidBoardError
 from ttt.cli import main
-from ttt.draw import TreeLayout, draw_board, draw_tree, render_svg, step_sentence
+from ttt.draw import draw_board, draw_tree, render_svg, step_sentence
 from ttt.games import get_game
 from ttt.games.classic import TicTacToe, parse_board
 from ttt import search
@@ -295,48 +295,9 @@ def test_a_trace_and_its_digraph_display_inline():
     bundle = trace._repr_mimebundle_()
     assert "<svg" in bundle["image/svg+xml"]
     assert "<svg" in draw_tree(trace)._repr_mimebundle_()["image/svg+xml"]
-
-
-@pytest.mark.dot
-def test_layout_once_restyle_per_step_shows_every_value_a_node_takes():
-    trace = record(GAME, parse_board("XO./XO./..."), algorithm="alphabeta")
-    layout = TreeLayout(trace)
-    texts = dict(re.findall(r'<text id="(v\d+_\d+)" class="slot"[^>]*>([^<]*)</text>', layout.svg))
-    final = re.findall(r"#(v\d+_\d+)", layout.style(len(trace)))
-    shown = {int(v[1:].split("_")[0]): texts[v] for v in final}
-    assert shown == {i: f"v = {n.value:g}" for i, n in trace.nodes.items()}
-
-
-@pytest.mark.dot
-def test_layout_of_a_recorded_search_shows_backed_up_values_at_its_last_step():
-    trace = _recorded_minimax("XOX/.O./X..")
-    layout = TreeLayout(trace)
-    texts = dict(re.findall(r'<text id="(v\d+_\d+)" class="slot"[^>]*>([^<]*)</text>', layout.svg))
-
-    def shown(k):
-        return {int(v[1:].split("_")[0]): texts[v] for v in re.findall(r"#(v\d+_\d+)", layout.style(k))}
-
-    final = shown(len(trace.events))
-    exact = {i: search.minimax(GAME, n.state).value for i, n in build_tree(trace.events).items()}
-    assert final == {i: f"v = {v:g}" for i, v in exact.items()}
-    assert shown(len(trace.events) - 1).get(0, "") == ""  # before the end the root shows no value
-    assert "stroke-width: 2.5px" in layout.style(len(trace.events))  # the best path, bold
-
-
-@pytest.mark.dot
-def test_layout_follows_the_current_node_and_zooms():
-    trace = record(GAME, parse_board("XO./XO./..."), algorithm="alphabeta")
-    layout = TreeLayout(trace)
-    anchors = re.findall(r'<div id="at(\d+)" style="position:absolute; left:(\d+)px; top:(\d+)px;', layout.svg)
-    assert sorted(int(i) for i, _, _ in anchors) == sorted(trace.nodes)
-    top = {int(i): int(y) for i, _, y in anchors}
-    assert all(top[n.parent] < top[i] for i, n in trace.nodes.items() if n.parent is not None)  # drawn top-down
-    current = trace.events[9].node
-    parent = trace.nodes[current].parent
-    assert f"#at{parent} {{ scroll-snap-align: start center; scroll-margin-top: 90px; }}" in layout.style(10)
-    assert f"#at0 {{ scroll-snap-align: start center;" in layout.style(1)  # the root has no parent
-    assert "scroll-snap" not in layout.style(10, follow=False)
-    assert "zoom: 0.5;" in layout.style(10, zoom=0.5) and "zoom" not in layout.style(10)
+    # In a notebook the picture scales down to the column (never up): the root stays in view.
+    html = draw_tree(trace)._repr_mimebundle_()["text/html"]
+    assert '<svg class="ttt-tree-picture" style="max-width:100%; height:auto"' in html and "<?xml" not in html
 
 
 # --- ttt tree ----------------------------------------------------------------------------------

@@ -6,19 +6,15 @@ board, MAX ▲ or MIN ▼, its value and, for alpha-beta, its window [α, β]; e
 a cut-off is a dashed grey edge to a stub naming the moves it skipped; the principal variation
 is bold. Building the DOT text needs no ``dot`` program; only rendering does.
 
-`TreeLayout` lays a trace's tree out once with ``dot`` and then draws any step of the search by
-restyling that one SVG (which nodes are reached yet, which one is current, the values and
-windows known so far), so the step-by-step explorer never runs ``dot`` per step.
-`step_sentence` says in words what one event of the search did.
+`step_sentence` says in words what one event of the search did (the explorer in
+``ttt.widgets`` shows it at each step); `counts` says how far the search has got.
 """
 
 from __future__ import annotations
 
 import html
-import itertools
 import math
-import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Optional
 
 import graphviz
@@ -30,7 +26,6 @@ MAX_FILL = "#dbe9f6"  # MAX nodes: pale blue
 MIN_FILL = "#fbe3d6"  # MIN nodes: pale orange
 MOVE_FILL = "#fff3a8"  # the square just played, on a node's board
 PRUNED = "#9a9a9a"  # cut-off edges and their stubs
-CURRENT = "#d95f02"  # the explorer's current node
 SLOT_WIDTH = 78  # points: the fixed width of a node's value and window lines
 DOT_MISSING = (
     "Graphviz's dot program is not installed, so the tree cannot be drawn. Install it "
@@ -424,150 +419,7 @@ def render_svg(dot: graphviz.Digraph) -> str:
     return svg[svg.index("<svg") :]
 
 
-# --- the step-by-step view ---------------------------------------------------------------------
-
-_SLOT = re.compile(r"(<text[^>]*>)@([vw])(\d+)@</text>")
-_uids = itertools.count(1)
-
-
-class TreeLayout:
-    """A trace's tree laid out once by ``dot``, drawn at any step by a stylesheet alone.
-
-    `svg` is the whole tree (every value and window a node ever shows is in it, each as its
-    own ``<text>``); `style(k)` returns the ``<style>`` block that makes it show the search
-    after its first `k` events: nodes, edges and cut-offs not reached yet hidden, the current
-    node outlined, each node's value and window as they stood, and the principal variation
-    bold once the search is over (for a search recorded through its calls, the values backed
-    up from its leaves, `backed_up_values`, and `best_path`, at the last step). So stepping sends a few kilobytes of CSS and never runs
-    ``dot`` again. Raises ``graphviz.ExecutableNotFound`` when dot is not installed.
-    """
-
-    def __init__(self, trace: Trace, *, max_nodes: Optional[int] = 500) -> None:
-        self.trace = trace
-        self.scope = f"ttt-tree-{next(_uids)}"
-        self.dot, self.plan, _ = _tree_digraph(trace, max_depth=None, max_nodes=max_nodes, slots=True)
-        self._shown = set(self.plan.shown)
-        self._known = reports_values(trace)
-        self._windows = has_windows(trace)
-        self._variants: dict[tuple[str, int], dict[str, int]] = {}  # (slot, node) -> text -> index
-        tracker = TreeBuilder()
-        for e in trace.events:
-            for i in tracker.apply(e):
-                if i in self._shown:
-                    self._texts(tracker.nodes[i], add=True)
-        self._cut = {e.node for e in trace.events if isinstance(e, Cutoff) and e.node in self._shown}
-        self._parents = {e.node: e.parent for e in trace.events if isinstance(e, Enter)}
-        whole = build_tree(trace.events)
-        self._backed = {} if self._known else {i: v for i, v in backed_up_values(whole).items() if i in self._shown}
-        for i, v in self._backed.items():  # a recorded search: its backed-up values, shown once it is over
-            variants = self._variants.setdefault(("v", i), {})
-            variants.setdefault(f"v = {number(v)}", len(variants))
-        path = trace.principal_variation() if self._known else best_path(whole, backed_up_values(whole))
-        self._pv = [i for i in path if i in self._shown]
-        svg = _SLOT.sub(self._slot, render_svg(self.dot))
-        self.svg = (
-            f'<div class="{self.scope}" style="overflow:auto; max-height:600px; max-width:100%;">'
-            f'<div class="ttt-zoom" style="position:relative; width:max-content;">{_anchors(svg)}{svg}</div></div>'
-        )
-
-    def _texts(self, node: TraceNode, *, add: bool = False) -> list[tuple[str, int]]:
-        """Return the (slot, variant index) a node shows now; with `add`, register new texts."""
-        found = []
-        slots = [("v", _value_text(node, known=self._known))]
-        if self._windows:
-            slots.append(("w", _window_text(node)))
-        for slot, text in slots:
-            variants = self._variants.setdefault((slot, node.id), {})
-            if add and text not in variants:
-                variants[text] = len(variants)
-            found.append((slot, variants[text]))
-        return found
-
-    def _slot(self, match: re.Match) -> str:
-        opening, slot, node = match.group(1), match.group(2), int(match.group(3))
-        variants = self._variants.get((slot, node), {})
-        attributes = opening[len("<text") :]
-        return "".join(
-            f'<text id="{slot}{node}_{j}" class="slot"{attributes}{html.escape(text)}</text>' for text, j in variants.items()
-        )
-
-    def style(self, k: int, *, follow: bool = True, zoom: float = 1.0) -> str:
-        """Return the ``<style>`` block that shows the search after its first `k` events.
-
-        With `follow`, the view scrolls so that the current node's parent sits at the top middle
-        and the current node just below it, so a step always shows where it came from (CSS
-        scroll snapping onto an invisible marker at each node: no script); `zoom` scales the tree.
-        """
-        events = self.trace.events
-        k = max(0, min(k, len(events)))
-        nodes = build_tree(events[:k])
-        s = f".{self.scope}"
-        hide, show = [], []
-        root = self.plan.shown[0] if self.plan.shown else None
-        for i in self.plan.shown:
-            if i not in nodes:
-                hide += [f"{s} #n{i}", f"{s} #e{i}"] if i != root else [f"{s} #n{i}"]
-            else:
-                texts = self._texts(nodes[i])
-                if k == len(events) and i in self._backed:
-                    backed = ("v", self._variants[("v", i)][f"v = {number(self._backed[i])}"])
-                    texts = [backed] + [t for t in texts if t[0] != "v"]
-                show += [f"{s} #{slot}{i}_{j}" for slot, j in texts]
-            if i in self._cut and not (i in nodes and nodes[i].pruned):
-                hide += [f"{s} #pruned{i}", f"{s} #prunedstub{i}"]
-        for anchor, below in self.plan.more.items():
-            if below[0] not in nodes:
-                hide += [f"{s} #more{anchor}", f"{s} #emore{anchor}"]
-        css = [f"{s} text.slot {{ display: none; }}"]
-        if show:
-            css.append(", ".join(show) + " { display: inline; }")
-        if hide:
-            css.append(", ".join(hide) + " { display: none; }")
-        current = events[k - 1].node if k else None
-        if current is not None and current not in self._shown:
-            current = self.plan.hidden_by.get(current)
-        if current is not None:
-            css.append(f"{s} #n{current} > path:first-of-type {{ stroke: {CURRENT}; stroke-width: 4px; }}")
-            if follow:
-                anchor = self._parents.get(current)
-                anchor = current if anchor is None or anchor not in self._shown else anchor
-                css.append(
-                    f"{s} {{ scroll-snap-type: both mandatory; }} "
-                    f"{s} #at{anchor} {{ scroll-snap-align: start center; scroll-margin-top: 90px; }}"
-                )
-        if zoom != 1.0:
-            css.append(f"{s} .ttt-zoom {{ zoom: {zoom:g}; }}")
-        if k == len(events) and self._pv:
-            bold = [f"{s} #e{i} path" for i in self._pv[1:]] + [f"{s} #n{i} > path:first-of-type" for i in self._pv[:1]]
-            css.append(", ".join(bold) + " { stroke-width: 2.5px; }")
-        return "<style>" + "\n".join(css) + "</style>"
-
-    def frame(self, k: int, **options: Any) -> str:
-        """Return the whole picture after `k` events as one HTML string (style and SVG)."""
-        return self.style(k, **options) + self.svg
-
-
-_NODE_SHAPE = re.compile(r'<g id="n(\d+)" class="node[^"]*">\s*<title>[^<]*</title>\s*<path[^>]* d="([^"]+)"')
-
-
-def _anchors(svg: str) -> str:
-    """Return an invisible HTML marker at the centre of each node of a dot SVG, for scroll snapping.
-
-    SVG shapes cannot be scroll-snap targets, so each node ``n<i>`` gets a 1-pixel ``div``
-    (id ``at<i>``) placed over it: dot's points are 4/3 of a CSS pixel, shifted by the
-    graph's ``translate``.
-    """
-    shift = re.search(r"translate\(([-\d.]+) ([-\d.]+)\)", svg)
-    if shift is None:
-        return ""
-    dx, dy = float(shift.group(1)), float(shift.group(2))
-    marks = []
-    for m in _NODE_SHAPE.finditer(svg):
-        numbers = [float(x) for x in re.findall(r"-?\d+(?:\.\d+)?", m.group(2))]
-        xs, ys = numbers[0::2], numbers[1::2]
-        x, y = ((min(xs) + max(xs)) / 2 + dx) * 4 / 3, ((min(ys) + max(ys)) / 2 + dy) * 4 / 3
-        marks.append(f'<div id="at{m.group(1)}" style="position:absolute; left:{x:.0f}px; top:{y:.0f}px; width:1px; height:1px;"></div>')
-    return "".join(marks)
+# --- words for the step-by-step view ------------------------------------------------------
 
 
 def counts(trace: Trace, k: int) -> dict[str, int]:
