@@ -142,6 +142,7 @@ def main() -> int:
             browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
             for which in ("new", "old"):
                 with new_page(browser) as page:
+                    print(f"measuring {which} widgets ...", file=sys.stderr, flush=True)
                     open_notebook(page, lab, f"{which}.ipynb")
                     run_all_cells(page)
                     page.locator(".ttt-explorer .ttt-sentence").first.wait_for()
