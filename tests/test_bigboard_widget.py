@@ -56,7 +56,7 @@ def test_illegal_clicks_are_refused_with_the_reason_and_change_nothing():
 
 
 def test_playing_o_the_computer_opens_and_new_game_starts_again():
-    widget = BigBoard("ultimate", opponent="seed-003", side="O", seed=4)
+    widget = BigBoard("ultimate", opponent="line-count", side="O", seed=4)
     assert widget.state.squares.count("X") == 1 and widget.game.to_move(widget.state) == "O"
     assert "Your move (O)" in widget.status
     widget.side = "X"  # switching sides starts a new game with the person to move

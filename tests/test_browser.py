@@ -493,7 +493,10 @@ CONTRAST = """root => {
         const style = getComputedStyle(el);
         if (style.visibility === 'hidden') continue;
         const bg = background(el);
-        const fg = over(rgba(style.color), bg);
+        let opacity = 1;  // a faded element's text is fainter than its colour says
+        for (let e = el; e; e = e.parentElement) opacity *= Number(getComputedStyle(e).opacity);
+        const color = rgba(style.color);
+        const fg = over([...color.slice(0, 3), color[3] * opacity], bg);
         const [a, b] = [lum(fg), lum(bg)].sort((x, y) => y - x);
         const ratio = (a + 0.05) / (b + 0.05);
         checked += 1;
@@ -537,6 +540,8 @@ def test_whole_games_on_the_3x3_board_from_both_sides_new_game_and_switches(widg
                 model = click_square(page, widget, kernel, "board", taken)
                 assert model["squares"] == before and "cannot be played" in model["status"]
                 assert widget.locator('.ttt-status[data-kind="error"]').count() == 1
+                failures = contrast_failures(widget)  # the error line and the last move's tint too
+                assert failures == [], f"{theme} theme: text under 4.5:1 contrast: {failures}"
             model = click_square(page, widget, kernel, "board", choose(model["squares"], model["legal"]))
             moves += 1
         assert re.search(r"It's a draw|wins: the computer", model["status"]), model["status"]
@@ -596,6 +601,8 @@ def test_a_click_while_the_computer_thinks_is_refused_not_queued(widgets, lab, a
     screen = shown(widget)  # at once, before the kernel has answered
     assert screen["squares"][0] == "X" and screen["busy"] == "true"
     assert "is thinking" in screen["status"]
+    failures = contrast_failures(widget)
+    assert failures == [], f"{lab[3]} theme: text under 4.5:1 contrast while the computer thinks: {failures}"
     shoot(widget, artifacts / f"{lab[3]}-board-thinking-busy.png")
     for square in (4, 8):  # clicks while it thinks: refused on screen, never sent as moves
         widget.locator(f'.ttt-square[data-square="{square}"]').click()
@@ -822,6 +829,8 @@ def test_the_position_editor_shows_the_position_python_searches(widgets, lab, ar
     model = check("XXX/XXX/...")
     assert "ttt" not in model["status"] and model["root"] == "XOXOXO..." and model["status"]
     expect(widget.locator('.ttt-status[data-kind="error"]')).to_be_visible()
+    failures = contrast_failures(widget)
+    assert failures == [], f"{lab[3]} theme: text under 4.5:1 contrast: {failures}"
     shoot(widget, artifacts / f"{lab[3]}-explorer-editor.png")
     position.fill("XO./.X./...")
     position.press("Enter")

@@ -213,7 +213,7 @@ function makeTreeView() {
   function textAt(n, k) {
     let found = null;
     for (const t of n.texts) { if (t[0] <= k) found = t; else break; }
-    return found;
+    return found || (n.parent === null ? n.texts[0] : null); // the root shows from step 0
   }
 
   function isOpen(n, k) {
@@ -237,7 +237,7 @@ function makeTreeView() {
       let visible;
       if (row.node) {
         const n = row.node;
-        visible = n.enter <= k && (n.parent === null || !hiddenUnder.has(n.parent));
+        visible = n.parent === null || (n.enter <= k && !hiddenUnder.has(n.parent));
         const open = visible && isOpen(n, k);
         if (!visible || !open) hiddenUnder.add(n.id);
         if (visible) {
