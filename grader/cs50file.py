@@ -1,6 +1,6 @@
 """``ttt-grader check tictactoe.py``: grade a plain CS50-format file with the lessons' checks.
 
-Each CS50 function (seed 002: player, actions, result, winner, terminal, utility, minimax) is
+Each CS50 function (the CS50 project: player, actions, result, winner, terminal, utility, minimax) is
 checked by the same ``grader.checks`` function the notebooks' hidden tests call, on its own
 (the other functions it calls are the reference ones, as in the notebooks), each in its
 own subprocess under a memory cap and a time limit, so a file that loops, exits, crashes or
