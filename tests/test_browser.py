@@ -506,6 +506,28 @@ CONTRAST = """root => {
 }"""
 
 
+# How the board looks: mark size and colours, the "You play" row, the winning line's colour.
+LOOKS = """root => {
+    const w = root.querySelector('.ttt-widget');
+    const style = e => getComputedStyle(e);
+    const x = w.querySelector('.ttt-square[data-mark="X"]'), o = w.querySelector('.ttt-square[data-mark="O"]');
+    const win = w.querySelector('.ttt-square.ttt-win');
+    const probe = document.createElement('span');
+    probe.style.backgroundColor = 'var(--ttt-computer-win)';
+    w.append(probe);
+    const computerWin = style(probe).backgroundColor;
+    probe.remove();
+    const label = w.querySelector('.ttt-side').previousElementSibling.getBoundingClientRect();
+    const toggle = w.querySelector('.ttt-side').getBoundingClientRect();
+    return {
+        markSize: parseFloat(style(x || o).fontSize),
+        xColour: x ? style(x).color : null, oColour: o ? style(o).color : null,
+        labelRow: Math.abs((label.top + label.bottom) / 2 - (toggle.top + toggle.bottom) / 2) < 6,
+        wonBy: w.dataset.wonBy, winBackground: win ? style(win).backgroundColor : null, computerWin,
+    };
+}"""
+
+
 def contrast_failures(widget) -> list[str]:
     """Return the texts in `widget` whose contrast with their background is under 4.5:1 (none checked fails)."""
     found = widget.evaluate(CONTRAST)
@@ -545,6 +567,11 @@ def test_whole_games_on_the_3x3_board_from_both_sides_new_game_and_switches(widg
             model = click_square(page, widget, kernel, "board", choose(model["squares"], model["legal"]))
             moves += 1
         assert re.search(r"It's a draw|wins: the computer", model["status"]), model["status"]
+        looks = widget.evaluate(LOOKS)
+        assert looks["markSize"] >= 24 and looks["xColour"] != looks["oColour"], looks  # big marks, X and O apart
+        assert looks["labelRow"], "'You play' is not on the line of its X / O buttons"
+        if "beat you" in model["status"]:  # the computer's winning line in its own colour, not the person's
+            assert looks["wonBy"] == "computer" and looks["winBackground"] == looks["computerWin"], looks
         shoot(widget, artifacts / f"{theme}-board-game-over-as-{side}.png")
         free = model["squares"].index(".") if "." in model["squares"] else 0
         model = click_square(page, widget, kernel, "board", free)  # after the end: refused

@@ -14,7 +14,7 @@ from ttt import agents
 from ttt.games import get_game
 from ttt.games.bigboard import small_winner
 from ttt.games.classic import LINES
-from ttt.widgets.board import GameBoard, label
+from ttt.widgets.board import GameBoard
 
 GAMES = ("nine-board", "ultimate")
 
@@ -41,12 +41,11 @@ class BigBoard(GameBoard):
         if game not in GAMES:
             raise ValueError(f"unknown game {game!r}; BigBoard plays: {', '.join(GAMES)}")
         names = agents.names(game)
-        opponent = {label(n): n for n in names}.get(opponent, opponent)  # 'line-count' or its registered name
         if opponent not in names:
-            raise ValueError(f"unknown player {opponent!r}; choose one of: {', '.join(sorted(label(n) for n in names))}")
+            raise ValueError(f"unknown player {opponent!r}; choose one of: {', '.join(names)}")
         self.game = get_game(game)
         self.seconds = seconds
-        super().__init__(opponent=opponent, side=side, choices={n: n for n in sorted(names, key=label)}, seed=seed, size=9)
+        super().__init__(opponent=opponent, side=side, choices={n: n for n in names}, seed=seed, size=9)
 
     def make_player(self) -> Any:
         options = {"seconds": self.seconds} if "seconds" in agents.options(self.opponent, game=self.game.name) else {}

@@ -26,11 +26,6 @@ Opponent = Any  # a registered player's name, a player `state -> move`, or a CS5
 OWN = "your:"  # the menu key of a person's own function
 
 
-def label(name: str) -> str:
-    """Return a registered player's name as a menu shows it."""
-    return "line-count" if name == "seed-003" else name
-
-
 class GameBoard(Widget):
     """A board to play against the computer: the state the browser draws, and the game loop's moves.
 
@@ -90,7 +85,7 @@ class GameBoard(Widget):
     def _label(self, key: str) -> str:
         if key.startswith(OWN):
             return f"your {key[len(OWN):]}"
-        return label(key)
+        return key
 
     # -- what the subclasses say
 
