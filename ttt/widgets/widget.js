@@ -70,19 +70,19 @@ function renderBoard(model, el) {
   root.append(board, status);
 
   // the computer's thinking (3x3 only)
-  let thinking = null, depth = null, panel = null, caption = null, treeView = null;
+  let thinking = null, depth = null, depthText = null, panel = null, caption = null, treeView = null;
   if (model.get("can_think")) {
     thinking = h("input", { type: "checkbox", class: "ttt-thinking", onchange: () => { model.set("thinking", thinking.checked); model.save_changes(); } });
-    depth = h("input", { type: "number", class: "ttt-thinking-depth", min: 1, max: 9, onchange: () => {
-      const d = Math.max(1, Math.min(9, parseInt(depth.value, 10) || 1));
-      model.set("thinking_depth", d); model.save_changes();
-    } });
+    depth = h("input", { type: "range", class: "ttt-thinking-depth", min: 1, max: 9, "aria-label": "moves deep", onchange: () => {
+      model.set("thinking_depth", parseInt(depth.value, 10)); model.save_changes();
+    }, oninput: () => setText(depthText, depth.value) });
+    depthText = h("span", { class: "ttt-depth-value" });
     caption = h("div", { class: "ttt-caption" });
     treeView = makeTreeView();
     panel = h("div", { class: "ttt-thinking-panel" }, caption, treeView.el);
     root.append(h("div", { class: "ttt-controls ttt-thinking-row" },
       h("label", { class: "ttt-control" }, thinking, h("span", { text: "show the computer's thinking" })),
-      h("label", { class: "ttt-control ttt-depth-control" }, h("span", { class: "ttt-label", text: "moves deep" }), depth)), panel);
+      h("label", { class: "ttt-control ttt-depth-control" }, h("span", { class: "ttt-label", text: "moves deep" }), depth, depthText)), panel);
   }
 
   function clicked(s) {
@@ -140,6 +140,7 @@ function renderBoard(model, el) {
     if (thinking) {
       thinking.checked = model.get("thinking");
       depth.value = model.get("thinking_depth");
+      setText(depthText, String(model.get("thinking_depth")));
       panel.hidden = !model.get("thinking");
       depth.parentElement.hidden = !model.get("thinking");
       setText(caption, model.get("thinking_caption"));
