@@ -308,7 +308,7 @@ def test_layout_once_restyle_per_step_shows_every_value_a_node_takes():
 
 
 @pytest.mark.dot
-def test_layout_of_a_recorded_search_shows_backed_up_values_at_its_last_step():
+def test_layout_of_a_recorded_search_shows_its_own_values_step_by_step():
     trace = _recorded_minimax("XOX/.O./X..")
     layout = TreeLayout(trace)
     texts = dict(re.findall(r'<text id="(v\d+_\d+)" class="slot"[^>]*>([^<]*)</text>', layout.svg))
@@ -319,7 +319,7 @@ def test_layout_of_a_recorded_search_shows_backed_up_values_at_its_last_step():
     final = shown(len(trace.events))
     exact = {i: search.minimax(GAME, n.state).value for i, n in build_tree(trace.events).items()}
     assert final == {i: f"v = {v:g}" for i, v in exact.items()}
-    assert shown(len(trace.events) - 1).get(0, "") == ""  # before the end the root shows no value
+    assert shown(len(trace.events) - 1)[0] == "v ≤ -1"  # before its value returns, the root (MIN) shows its bound so far
     assert "stroke-width: 2.5px" in layout.style(len(trace.events))  # the best path, bold
 
 

@@ -10,7 +10,8 @@ import nbformat
 import pytest
 
 from grader.course import CELL_TIMEOUT, COURSE_ID, lesson_names, lesson_path, make_course
-from lesson_code import LESSONS, is_grade, is_solution, notebook
+from grader.checks import CheckFailed
+from lesson_code import BUGS, LESSONS, is_grade, is_solution, notebook, solution_namespace
 from notebook_runs import errors, execute, in_parallel, nbgrader
 
 
@@ -38,8 +39,8 @@ def test_nbgrader_cells(lesson):
     nbformat.validate(nb)
     ids = [nbgrader_meta(c)["grade_id"] for c in nb.cells if nbgrader_meta(c)]
     assert len(ids) == len(set(ids)), "grade ids are unique"
-    grade_cells = [c for c in nb.cells if is_grade(c)]
-    solution_cells = [c for c in nb.cells if is_solution(c)]
+    grade_cells = [c for c in nb.cells if is_grade(c) and not is_solution(c)]  # autograded tests
+    solution_cells = [c for c in nb.cells if is_solution(c) and not is_grade(c)]  # code the student writes
     assert grade_cells and solution_cells
     for cell in nb.cells:
         meta = nbgrader_meta(cell)
@@ -54,6 +55,19 @@ def test_nbgrader_cells(lesson):
         assert cell.source.count("### BEGIN SOLUTION") == cell.source.count("### END SOLUTION") >= 1
     for cell in nb.cells:
         assert "input(" not in cell.source
+    for cell in nb.cells:
+        if is_grade(cell) and is_solution(cell):  # a written answer, graded by hand, with a model answer in the source
+            meta = nbgrader_meta(cell)
+            assert cell.cell_type == "markdown" and meta["points"] > 0 and not meta["locked"] and cell.source.strip()
+
+
+def test_each_say_in_words_prompt_has_a_written_answer_cell_under_it():
+    for lesson in LESSONS:
+        cells = notebook(lesson).cells
+        for k, cell in enumerate(cells):
+            if cell.cell_type == "markdown" and "say in words" in cell.source:
+                below = cells[k + 1 : k + 3]
+                assert any(is_grade(c) and is_solution(c) and c.cell_type == "markdown" for c in below), (lesson, k)
 
 
 @pytest.mark.parametrize("lesson", LESSONS)
@@ -152,3 +166,44 @@ def test_a_visible_test_stops_a_search_that_does_not_end_in_a_real_kernel(tmp_pa
     nbformat.write(nb, source)
     (found,) = errors(execute(source, tmp_path / "ran.ipynb"))
     assert found[1] == "CheckFailed" and found[2].startswith("depth_limited_move(state, 2): still searching after 1 s: does `value` stop")
+
+
+# --- the visible tests catch the common mistakes ---------------------------------------------------
+
+
+def visible_tests(lesson: str) -> list[tuple[str, str]]:
+    """Return (grade id, the code of its visible tests) for each autograded test cell of `lesson`, in order."""
+    return [
+        (c.metadata.nbgrader.grade_id, c.source.split("### BEGIN HIDDEN TESTS")[0])
+        for c in notebook(lesson).cells
+        if c.cell_type == "code" and is_grade(c) and not is_solution(c)
+    ]
+
+
+def visible_failures(lesson: str, edit) -> dict[str, BaseException]:
+    """Return grade id -> what its visible tests raised, running the lesson's solutions edited by `edit`."""
+    namespace = solution_namespace(lesson, edit=edit)
+    failures = {}
+    for grade_id, code in visible_tests(lesson):
+        try:
+            exec(compile(code, f"<{lesson} {grade_id}>", "exec"), namespace)
+        except Exception as error:  # noqa: BLE001  (a failing visible test)
+            failures[grade_id] = error
+    return failures
+
+
+def test_the_visible_tests_pass_the_solutions(capsys):
+    for lesson in LESSONS:
+        assert visible_failures(lesson, None) == {}, lesson
+
+
+@pytest.mark.parametrize("bug", [pytest.param(b, marks=pytest.mark.slow) if "ignores-depth" in b.name else b for b in BUGS],
+                         ids=repr)
+def test_a_planted_mistake_fails_a_visible_test_naming_its_function(bug, capsys):
+    assert bug.applies(), f"{bug.name}: the text to replace is not in {bug.lesson}'s solutions"
+    failures = visible_failures(bug.lesson, bug.plant)
+    assert failures, f"{bug.name}: every visible test of {bug.lesson} passes"
+    first = next(iter(failures.values()))
+    assert isinstance(first, CheckFailed), (bug.name, repr(first))
+    assert f"{bug.function}(" in str(first).splitlines()[0], (bug.name, str(first))
+    assert any(word in str(first) for word in ("expected", "raised", "still searching", "changed")), str(first)
