@@ -524,8 +524,16 @@ def _deadline(seconds: Optional[float]) -> Iterator[None]:
         signal.signal(signal.SIGALRM, previous)
 
 
-def _not_written(name: str) -> NotImplementedError:
-    """Return the NotImplementedError a visible test shows for a stub: its message alone, no traceback."""
+def _not_written(name: str, raised: Optional[BaseException] = None) -> NotImplementedError:
+    """Return the NotImplementedError a visible test shows for a stub: its message alone, no traceback.
+
+    With the error `raised`, the stub named is the function that raised it (a `result` that
+    calls an unwritten `player` names `player`).
+    """
+    if raised is not None:
+        frames = traceback.extract_tb(raised.__traceback__)
+        if frames and frames[-1].name.isidentifier() and frames[-1].name != "<module>":
+            name = frames[-1].name
     error = NotImplementedError(f"{name} is not written yet: replace `raise NotImplementedError()` with your code.")
     _install_display()
     error._from_check = True  # type: ignore[attr-defined]
@@ -551,8 +559,8 @@ def returned(function: Callable, board: Any, *args: Any, call: Optional[str] = N
     try:
         with _deadline(seconds):
             got = function(board, *args)
-    except NotImplementedError:
-        raise _not_written(name) from None
+    except NotImplementedError as stub:
+        raise _not_written(name, stub) from None
     except _OutOfTime:
         raise _visible(_fail(call, picture, f"still searching after {seconds:g} s" + (f": {slow}" if slow else ""))) from None
     except Exception as error:  # noqa: BLE001  (what the student's function raised is the answer)
@@ -703,8 +711,8 @@ def expect_raises(function: Callable, *args: Any, error: type = ValueError, call
                                  expected=f'{error.__name__} with a message saying why, e.g. raise {error.__name__}("...")',
                                  got=f"{type(raised).__name__}()")) from None
         return
-    except NotImplementedError:
-        raise _not_written(getattr(function, "__name__", "the function")) from None
+    except NotImplementedError as stub:
+        raise _not_written(getattr(function, "__name__", "the function"), stub) from None
     except Exception as other:  # noqa: BLE001  (what the student's function raised is the answer)
         problem = f"expected {error.__name__}, got {type(other).__name__}" + (f" ({why})" if why else "")
         raise _visible(_fail(call, board, problem, expected=f"{error.__name__} raised",

@@ -5,14 +5,15 @@ released student notebooks with only the stubs' NotImplementedError failing."""
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import nbformat
 import pytest
 
 from grader.course import CELL_TIMEOUT, COURSE_ID, lesson_names, lesson_path, make_course
 from grader.checks import CheckFailed
-from lesson_code import BUGS, LESSONS, is_grade, is_solution, notebook, solution_namespace
-from notebook_runs import errors, execute, in_parallel, nbgrader
+from lesson_code import BUGS, LESSONS, is_grade, is_solution, notebook, solution_namespace, stubbed
+from notebook_runs import cell_seconds, errors, execute, in_parallel, nbgrader, output_texts
 
 
 def nbgrader_meta(cell) -> dict:
@@ -207,3 +208,113 @@ def test_a_planted_mistake_fails_a_visible_test_naming_its_function(bug, capsys)
     assert isinstance(first, CheckFailed), (bug.name, repr(first))
     assert f"{bug.function}(" in str(first).splitlines()[0], (bug.name, str(first))
     assert any(word in str(first) for word in ("expected", "raised", "still searching", "changed")), str(first)
+
+
+# --- slow: every lesson with stubs and with each planted bug, in real kernels ----------------------
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGE_FRAME = re.compile(r"(?:{}|site-packages)/(?:ttt|grader)/[\w/]+\.py".format(re.escape(str(ROOT))))
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
+RUNS = [(lesson, "stubs") for lesson in LESSONS] + [(bug.lesson, bug.name) for bug in BUGS]
+BOUND = 4 * CELL_TIMEOUT  # seconds: nbgrader's cell limit with room for a machine shared by other work
+
+
+def _edited(lesson: str, run: str) -> nbformat.NotebookNode:
+    """Return `lesson`'s source notebook with every graded function a stub, or with one planted bug.
+
+    The hidden tests are left out (they are run on the same mistakes by the test below, and by
+    nbgrader in test_lessons_nbgrader.py): this is what a student runs.
+    """
+    nb = notebook(lesson)
+    edit = stubbed if run == "stubs" else next(b for b in BUGS if b.name == run).plant
+    for cell in nb.cells:
+        if cell.cell_type == "code" and is_solution(cell):
+            cell.source = edit(cell.source)
+        elif cell.cell_type == "code" and is_grade(cell):
+            cell.source = re.sub(r"### BEGIN HIDDEN TESTS.*?### END HIDDEN TESTS\n?", "", cell.source, flags=re.S)
+    return nb
+
+
+@pytest.fixture(scope="module")
+def broken_runs(tmp_path_factory):
+    """Return {(lesson, 'stubs' or a bug's name): the notebook as run}, each in a fresh kernel, two at a time.
+
+    A cell still running after `BOUND` seconds is stopped: the searches in the lessons are bounded
+    per call (visible tests' `seconds=`, the checks' budgets, lesson 6's match per move), so
+    none should be, even on a busy machine. They run as the grader runs them (NBGRADER_EXECUTION).
+    """
+    base = tmp_path_factory.mktemp("broken")
+
+    def run(key):
+        lesson, name = key
+        source = base / f"{lesson}--{name}.ipynb"
+        nbformat.write(_edited(lesson, name), source)
+        return key, execute(source, base / f"{lesson}--{name}.ran.ipynb", timeout=BOUND,
+                            env={"NBGRADER_EXECUTION": "autograde"})
+
+    return dict(in_parallel(run, sorted(RUNS, key=lambda key: key[0] not in ("04-minimax", "05-alpha-beta"))))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("key", RUNS, ids=lambda key: f"{key[0]}-{key[1]}")
+def test_no_student_mistake_shows_a_package_traceback_or_runs_past_the_cell_limit(broken_runs, key):
+    nb = broken_runs[key]
+    leaks = [(k, PACKAGE_FRAME.search(ANSI.sub("", text)).group(0)) for k, text in output_texts(nb)
+             if PACKAGE_FRAME.search(ANSI.sub("", text))]
+    assert leaks == [], f"{key}: package frames in the output of cells {leaks}"
+    stopped = [(k, name) for k, name, _ in errors(nb) if name in ("KeyboardInterrupt", "CellTimeoutError")]
+    assert stopped == [], f"{key}: cells stopped at the {BOUND}-second bound: {stopped}"
+    failed = errors(nb)
+    assert failed, f"{key}: nothing failed"
+    if key[1] != "stubs":
+        bug = next(b for b in BUGS if b.name == key[1])
+        assert any(f"{bug.function}(" in message or bug.function in message for _, _, message in failed), (key, failed)
+    slowest = max((s for _, s in cell_seconds(nb)), default=0)
+    print(f"{key[0]} with {key[1]}: {len(failed)} failing cells, slowest cell {slowest:.1f} s")
+
+
+# --- feedback names each test cell by its function and labels the hidden tests ------------------
+
+
+def test_feedback_heads_each_test_cell_with_its_function_and_labels_hidden_failures():
+    from nbformat.v4 import new_output
+
+    from grader.preprocessors import HideTestCode, LabelTests, graded_function
+
+    nb = notebook("02-who-won")
+    names = [graded_function(c) for c in nb.cells if is_grade(c) and not is_solution(c)]
+    assert names == ["winner", "terminal", "utility", "rk_board", "poss_win"]
+    assert [graded_function(c) for c in notebook("05-alpha-beta").cells if is_grade(c) and not is_solution(c)] == [
+        "alphabeta (correct moves)", "alphabeta (pruning)"]
+    winner_tests, terminal_tests = [c for c in nb.cells if is_grade(c) and not is_solution(c)][:2]
+    winner_tests.outputs = [new_output("stream", name="stdout", text="✓ winner passes the visible tests\n"),
+                            new_output("error", ename="CheckFailed", evalue="winner(board): wrong winner", traceback=["..."])]
+    terminal_tests.outputs = [new_output("error", ename="CheckFailed", evalue="terminal(board): wrong", traceback=["..."])]
+    for cell in (winner_tests, terminal_tests):
+        for step in (LabelTests(), HideTestCode()):
+            step.preprocess_cell(cell, {}, 0)
+    assert winner_tests.outputs[0].data["text/plain"] == "Tests of winner: 2 points, all or nothing (every visible and hidden test must pass)"
+    assert winner_tests.outputs[-1].traceback == ["CheckFailed: hidden tests: winner(board): wrong winner"]
+    assert terminal_tests.outputs[-1].traceback == ["CheckFailed: terminal(board): wrong"]  # a visible test: not labelled hidden
+
+
+def _hidden_tests(lesson: str, function: str) -> list[str]:
+    """Return the hidden-test code of the test cells of `lesson` that grade `function`."""
+    from grader.preprocessors import graded_function
+
+    return [c.source.split("### BEGIN HIDDEN TESTS")[1].split("### END HIDDEN TESTS")[0]
+            for c in notebook(lesson).cells
+            if c.cell_type == "code" and is_grade(c) and not is_solution(c) and (graded_function(c) or "").split(" ")[0] == function]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("bug", [b for b in BUGS if "ignores-depth" not in b.name], ids=repr)
+def test_the_hidden_tests_agree_with_the_visible_ones_on_each_planted_mistake(bug, capsys):
+    namespace = solution_namespace(bug.lesson, edit=bug.plant)
+    failed = []
+    for code in _hidden_tests(bug.lesson, bug.function):
+        try:
+            exec(code, namespace)
+        except (CheckFailed, NotImplementedError) as error:
+            failed.append(str(error))
+    assert failed and all(bug.function in message for message in failed), (bug.name, failed)

@@ -378,7 +378,7 @@ def _tree_digraph(
             fillcolor=MAX_FILL if node.maximizing else MIN_FILL,
             color=WRONG if i in wrong else "black",
             style=style,
-            penwidth="2.5" if i in pv else "1",
+            penwidth="2.5" if i in pv else "2" if i in wrong else "1",
             **{"class": "max" if node.maximizing else "min"},
         )
         if node.parent is not None:
