@@ -568,10 +568,10 @@ def returned(function: Callable, board: Any, *args: Any, call: Optional[str] = N
         raise _visible(_fail(call, picture, f"raised {type(error).__name__}: {error}", note=f"(raised {where})" if where else "")) from None
     if board != before:
         changed = draw(board) if _text_or_none(board) is not None else f"    {board!r}"
-        was = "" if drawn is not None or _text_or_none(before) is not None else f"\n   before the call: {before!r}"
-        raise _visible(_fail(call, picture, f"{name} changed the {what} it was given (drawn here as it was before the call).{was}",
-                             expected=f"the {what} left as it was", got=f"the {what} changed to\n{changed}",
-                             note=f"{name} must only look at the {what}: copy it (copy.deepcopy) before changing anything."))
+        was = "" if _text_or_none(before) is not None else f", {before!r}"
+        raise _visible(_fail(call, picture, f"{name} changed the {what} it was given (drawn here as it was before the call).",
+                             expected=f"the {what} left as it was{was}", got=f"the {what} changed to\n{changed}",
+                             note=f"{name} must leave the {what} it is given as it was: copy it (copy.deepcopy) and change the copy."))
     return got
 
 

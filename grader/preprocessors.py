@@ -78,3 +78,17 @@ class ForgetDuplicateIds(NbGraderPreprocessor):
         if "nbgrader" in cell.metadata and "grade_id" not in cell.metadata["nbgrader"]:
             del cell.metadata["nbgrader"]
         return cell, resources
+
+
+def name_test_links(page: str, notebook) -> str:
+    """Returns a feedback page whose summary links read as the function each test cell grades.
+
+    nbgrader's feedback template writes every test cell's link in the summary as "Test cell";
+    `notebook` (the lesson's source) says which function each cell, by its grade id, grades.
+    """
+    for cell in notebook.cells:
+        name = graded_function(cell) if cell.cell_type == "code" and is_grade(cell) and not is_solution(cell) else None
+        if name is not None:
+            grade_id = cell.metadata.nbgrader.grade_id
+            page = page.replace(f'<a href="#{grade_id}">Test cell</a>', f'<a href="#{grade_id}">Tests of {html.escape(name)}</a>')
+    return page

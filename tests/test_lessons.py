@@ -318,3 +318,41 @@ def test_the_hidden_tests_agree_with_the_visible_ones_on_each_planted_mistake(bu
         except (CheckFailed, NotImplementedError) as error:
             failed.append(str(error))
     assert failed and all(bug.function in message for message in failed), (bug.name, failed)
+
+
+def test_lesson_2_s_count_of_endings_blames_the_function_that_is_wrong():
+    from grader.checks import expect_endings
+
+    right = solution_namespace("02-who-won")
+    expect_endings(right["winner"], right["terminal"], right["utility"])
+    bug = next(b for b in BUGS if b.name == "winner-without-the-anti-diagonal")
+    wrong = solution_namespace("02-who-won", edit=bug.plant)
+    with pytest.raises(CheckFailed, match=r"^winner\(board\): wrong winner"):
+        expect_endings(wrong["winner"], wrong["terminal"], wrong["utility"])
+    bug = next(b for b in BUGS if b.name == "terminal-notices-only-x-wins")
+    wrong = solution_namespace("02-who-won", edit=bug.plant)
+    with pytest.raises(CheckFailed, match=r"^terminal\(board\): the game is over when"):
+        expect_endings(wrong["winner"], wrong["terminal"], wrong["utility"])
+
+
+def test_lesson_6_s_pruning_hint_goes_only_to_a_search_that_does_not_prune():
+    from grader.checks import prunes
+
+    lesson = "06-heuristics-and-depth-limits"
+    pruning = solution_namespace(lesson)
+    plain = solution_namespace(lesson, edit=lambda s: s.replace("if v >= beta:", "if False:").replace("if v <= alpha:", "if False:"))
+    start = pruning["game"].initial()
+    assert prunes(pruning["depth_limited_move"], start, 2) is True
+    assert prunes(plain["depth_limited_move"], start, 2) is False
+    assert type(plain["game"]).__name__ == "NineBoard"  # the counting game is put back
+    bug = next(b for b in BUGS if b.name == "depth-limited-ignores-depth")
+    forever = solution_namespace(lesson, edit=bug.plant)
+    assert prunes(forever["depth_limited_move"], start, 2, seconds=0.5) is None  # unknown: the visible tests say why
+
+
+def test_the_feedback_summary_names_each_test_cell_by_its_function():
+    from grader.preprocessors import name_test_links
+
+    page = '<li><a href="#winner-tests">Test cell</a> (Score: 2.0 / 2.0)</li><li><a href="#poss-win-tests">Test cell</a></li>'
+    assert name_test_links(page, notebook("02-who-won")) == (
+        '<li><a href="#winner-tests">Tests of winner</a> (Score: 2.0 / 2.0)</li><li><a href="#poss-win-tests">Tests of poss_win</a></li>')
