@@ -207,3 +207,16 @@ def test_a_value_function_called_at_the_root_gives_the_root_its_value(student):
     assert trace.nodes[0].value == v == -1 and trace.chosen is None
     assert not [e for e in trace.events if isinstance(e, Exit) and e.value is None]
     assert math.isfinite(v)
+
+
+def test_code_that_calls_the_search_directly_tells_the_recorder_the_move():
+    namespace = lesson_namespace("04-minimax")
+    search_function = namespace["minimax"]  # held directly, as a widget holds its opponent
+    board = from_text("XOX/.O./X..")
+    with record_calls(namespace) as recorder:
+        move = search_function(board)
+    untold = recorder.trace()
+    assert untold.chosen is None and untold.nodes[0].value == -1  # the root's value from its children, as the code gave them
+    recorder.chose(board, move)
+    told = recorder.trace()
+    assert told.chosen == 3 * move[0] + move[1] and told.nodes[0].best_move == told.chosen

@@ -303,7 +303,12 @@ class CallRecorder:
         self.events.append(Exit(node, value, None, -math.inf, math.inf))
 
     def chose(self, board: Any, action: Any) -> None:
-        """Record that the search returned `action` (i, j) for `board`, the root of the tree."""
+        """Record that the search returned `action` (i, j) for `board`, the root of the tree.
+
+        `record_calls` does this itself when the search is called through the namespace's
+        ``minimax`` or ``alphabeta``; code that calls the search function object directly
+        (a widget holding it, say) tells the recorder here.
+        """
         text = _text(board)
         try:
             square = 3 * action[0] + action[1]
@@ -332,11 +337,14 @@ class CallRecorder:
                 moves_of.setdefault(e.parent, {})[e.move] = e.node
         values = {e.node: e.value for e in events if isinstance(e, (Leaf, Exit))}
         exits = {e.node for e in events if isinstance(e, Exit)}
-        if self.chosen is not None and 0 in moves_of and self.chosen in moves_of[0] and 0 not in exits and exits:
-            child = moves_of[0][self.chosen]
-            if child in values:
-                events.append(Exit(0, values[child], self.chosen, -math.inf, math.inf))
-        # best moves of the inner nodes whose values the student's code gave
+        if 0 in moves_of and 0 not in exits and exits:  # the root's value: its chosen child's, as the search chose it
+            if self.chosen in moves_of[0] and moves_of[0][self.chosen] in values:
+                events.append(Exit(0, values[moves_of[0][self.chosen]], self.chosen, -math.inf, math.inf))
+            elif self.chosen is None and all(c in values for c in moves_of[0].values()):  # chosen not told (`chose`)
+                found = [values[c] for c in moves_of[0].values()]
+                maximizing = self.game.to_move(self._states[0]) == "X"
+                events.append(Exit(0, max(found) if maximizing else min(found), None, -math.inf, math.inf))
+        # best moves of the inner nodes whose values the student's code gave (the root's: the chosen one, when told)
         for k, e in enumerate(events):
             if isinstance(e, Exit) and e.move is None and e.node in moves_of:
                 move = self.chosen if e.node == 0 and self.chosen in moves_of[0] else next(
