@@ -129,7 +129,7 @@ def test_source_notebooks_run_top_to_bottom_with_every_test_passing(course, tmp_
         assert errors(nb) == [], lesson
         print(f"{lesson}: {nb.metadata['run_seconds']:.1f} s")
         for cell in nb.cells:
-            if is_grade(cell):
+            if is_grade(cell) and not is_solution(cell):
                 text = "".join(o.get("text", "") for o in cell.outputs if o.output_type == "stream")
                 assert "passes the visible tests" in text and "correct on" in text or "calls to result" in text, text
 
@@ -151,7 +151,7 @@ def test_released_notebooks_fail_only_on_the_stubs(course, tmp_path):
         assert found and {name for _, name, _ in found} == {"NotImplementedError"}, (lesson, found)
         failing = {k for k, _, _ in found}
         for k, cell in enumerate(nb.cells):
-            if is_grade(cell):
+            if is_grade(cell) and not is_solution(cell):
                 assert k in failing, f"{lesson}: grade cell {nbgrader_meta(cell)['grade_id']} should fail on the stub"
 
 
