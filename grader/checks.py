@@ -390,9 +390,8 @@ def _passed(name: str, what: str, seconds: Optional[float] = None) -> str:
 
 
 def _summary(text: str) -> str:
-    """Print and return a hidden check's summary, labelled as the hidden tests' output."""
-    text = f"hidden tests: {text}"
-    print(text)
+    """Print a hidden check's summary, labelled as the hidden tests' output ("hidden tests: ..."), and return it."""
+    print(f"hidden tests: {text}")
     return text
 
 
