@@ -390,7 +390,8 @@ def _passed(name: str, what: str, seconds: Optional[float] = None) -> str:
 
 
 def _summary(text: str) -> str:
-    print(text)
+    """Print a hidden check's summary, labelled as the hidden tests' output ("hidden tests: ..."), and return it."""
+    print(f"hidden tests: {text}")
     return text
 
 
@@ -522,55 +523,145 @@ def _deadline(seconds: Optional[float]) -> Iterator[None]:
         signal.signal(signal.SIGALRM, previous)
 
 
+def _not_written(name: str, raised: Optional[BaseException] = None) -> NotImplementedError:
+    """Return the NotImplementedError a visible test shows for a stub: its message alone, no traceback.
+
+    With the error `raised`, the stub named is the function that raised it (a `result` that
+    calls an unwritten `player` names `player`).
+    """
+    if raised is not None:
+        frames = traceback.extract_tb(raised.__traceback__)
+        if frames and frames[-1].name.isidentifier() and frames[-1].name != "<module>":
+            name = frames[-1].name
+    error = NotImplementedError(f"{name} is not written yet: replace `raise NotImplementedError()` with your code.")
+    _install_display()
+    error._from_check = True  # type: ignore[attr-defined]
+    return error
+
+
 def returned(function: Callable, board: Any, *args: Any, call: Optional[str] = None, seconds: Optional[float] = None,
-             slow: str = "") -> Any:
+             slow: str = "", drawn: Any = None, what: str = "board") -> Any:
     """Return ``function(board, *args)``, or raise CheckFailed saying what went wrong.
 
-    It fails if the function raises (other than NotImplementedError: the stub), changes the board
-    it was given, or, with `seconds`, is still running after that many seconds (then `slow`, a
-    hint, follows the message). The message names the call (`call`, or one made from the
-    function's name), draws the board as it was before the call, and points at the line of the
-    student's code that raised.
+    It fails if the function raises (NotImplementedError, the stub, is raised again saying so),
+    changes the `board` it was given, or, with `seconds`, is still running after that many
+    seconds (then `slow`, a hint, follows the message). The message names the call (`call`, or
+    one made from the function's name), draws the board as it was before the call (or `drawn`,
+    the position `board` stands for, when it is not a board itself: `what` names it, say
+    "list B"), and points at the line of the student's code that raised.
     """
     __tracebackhide__ = True  # noqa: F841
-    call = call or f"{function.__name__}({', '.join(['board', *map(repr, args)])})"
+    name = getattr(function, "__name__", "the function")
+    call = call or f"{name}({', '.join(['board', *map(repr, args)])})"
     before = copy.deepcopy(board)
+    picture = before if drawn is None else drawn
     try:
         with _deadline(seconds):
             got = function(board, *args)
-    except NotImplementedError:
-        raise
+    except NotImplementedError as stub:
+        raise _not_written(name, stub) from None
     except _OutOfTime:
-        raise _visible(_fail(call, before, f"still searching after {seconds:g} s" + (f": {slow}" if slow else ""))) from None
+        raise _visible(_fail(call, picture, f"still searching after {seconds:g} s" + (f": {slow}" if slow else ""))) from None
     except Exception as error:  # noqa: BLE001  (what the student's function raised is the answer)
         where = _student_line(error).removesuffix(": ")
-        raise _visible(_fail(call, before, f"raised {type(error).__name__}: {error}", note=f"(raised {where})" if where else "")) from None
+        raise _visible(_fail(call, picture, f"raised {type(error).__name__}: {error}", note=f"(raised {where})" if where else "")) from None
     if board != before:
-        name = getattr(function, "__name__", "the function")
         changed = draw(board) if _text_or_none(board) is not None else f"    {board!r}"
-        raise _visible(_fail(call, before, f"{name} changed the board it was given (drawn here as it was before the call).",
-                             expected="the board left as it was", got=f"the board changed to\n{changed}",
-                             note=f"{name} must only look at the board: copy it (copy.deepcopy) before trying a move on it."))
+        was = "" if _text_or_none(before) is not None else f", {before!r}"
+        raise _visible(_fail(call, picture, f"{name} changed the {what} it was given (drawn here as it was before the call).",
+                             expected=f"the {what} left as it was{was}", got=f"the {what} changed to\n{changed}",
+                             note=f"{name} must leave the {what} it is given as it was: copy it (copy.deepcopy) and change the copy."))
     return got
 
 
-def legal_only(function: Callable) -> Callable[[Board], tuple[int, int]]:
-    """Return a CS50 player that calls `function` on the board and returns its move if it is a free square.
+def legal_only(function: Callable, *, game: Any = None, args: tuple = (), seconds: Optional[float] = None,
+               slow: str = "") -> Callable[[Any], Any]:
+    """Return a player that calls `function` and returns its move if it is legal.
 
-    Otherwise (an error, a changed board, None or an occupied square) it raises CheckFailed
-    with the board drawn, so a game between players stops with what went wrong and where.
+    Without `game`, a CS50 player: `function(board)` must return a free square (i, j). With a
+    game (nine-board, say), `function(state, *args)` must return one of ``game.moves(state)``. On
+    anything else (an error, the stub, a changed board, an illegal move, or a call still
+    running after `seconds`) it raises CheckFailed with the board drawn, so a game between
+    players stops with what went wrong and where, and never in the package's code.
     """
 
     @functools.wraps(function)
-    def play(board: Board) -> tuple[int, int]:
+    def play(board: Any) -> Any:
         __tracebackhide__ = True  # noqa: F841
         name = getattr(function, "__name__", "the function")
-        move = returned(function, board)
+        if game is not None:
+            call = f"{name}({', '.join(['state', *map(repr, args)])})"
+            move = returned(function, board, *args, call=call, seconds=seconds, slow=slow)
+            expect(move, call=call, kind="move", board=board, accept=game.moves(board),
+                   why=f"your {name} returned {move!r} on this position: a player must return a legal move (board, cell)")
+            return move
+        move = returned(function, board, seconds=seconds, slow=slow)
         expect(move, call=f"{name}(board)", kind="action", board=board, accept=sorted(ref.actions(board)),
                why=f"your {name} returned {move!r} on this board: a player must return a free square (i, j)")
         return move
 
     return play
+
+
+class _CountingPlays:
+    """A game whose ``play`` counts its calls; everything else is the game's own."""
+
+    def __init__(self, game: Any) -> None:
+        self._game = game
+        self.plays = 0
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._game, name)
+
+    def play(self, state: Any, move: Any) -> Any:
+        self.plays += 1
+        return self._game.play(state, move)
+
+
+def prunes(function: Callable, state: Any, depth: int, *, seconds: float = 10) -> Optional[bool]:
+    """Return True if ``function(state, depth)`` plays fewer moves than a search without pruning would, False if not.
+
+    The moves are counted through the notebook's ``game.play``; None if they cannot be (no
+    `game` in the function's namespace) or the search raises or runs past `seconds`. For
+    lesson 6's match, so its hint about pruning goes only to a search that does not prune.
+    """
+    namespace = getattr(_plain(function), "__globals__", {})
+    game = namespace.get("game")
+    if game is None or not callable(getattr(game, "play", None)):
+        return None
+    counting = _CountingPlays(game)
+    try:
+        with substituted(namespace, game=counting), _deadline(seconds):
+            function(state, depth)
+    except (Exception, _OutOfTime):  # noqa: BLE001  (the visible tests say what is wrong; here: unknown)
+        return None
+
+    def full(s: Any, d: int) -> int:
+        if d == 0 or game.is_terminal(s):
+            return 0
+        return sum(1 + full(game.play(s, m), d - 1) for m in game.moves(s))
+
+    return counting.plays < full(state, depth)
+
+
+def shown(board: Any, *, made_by: str) -> Any:
+    """Return ``ttt.draw.draw_board(board)``, or, for a board no game can reach, raise CheckFailed saying why.
+
+    For a lesson's demonstration cells: a board made by the student's functions (`made_by`,
+    say "your player and result") is drawn if it is a real position; otherwise the message
+    draws it as text and says what is impossible about it.
+    """
+    __tracebackhide__ = True  # noqa: F841
+    from ttt.draw import draw_board
+
+    text = _text_or_none(board)
+    if text is None:
+        raise _visible(_fail(f"the board {made_by} made", board, "is not a board: three lists of three squares, each X, O or EMPTY"))
+    try:
+        classic.check_reachable(text)
+    except ValueError as why:
+        raise _visible(_fail(f"the board {made_by} made", board, f"cannot happen in a game: {why}")) from None
+    return draw_board(text)
 
 
 def expect_at_most(got: int, limit: int, *, what: str, hint: str = "") -> None:
@@ -604,19 +695,48 @@ def expect(got: Any, expected: Any = None, *, call: str, kind: Optional[str] = N
         raise _visible(_fail(call, board, why or "wrong answer", expected=wanted, got=_shown(got)))
 
 
-def expect_raises(function: Callable, *args: Any, error: type = ValueError, call: str, board: Any = None, why: str = "") -> None:
-    """Return None if ``function(*args)`` raises `error` (or a subclass), else raise CheckFailed saying what it did."""
+def expect_raises(function: Callable, *args: Any, error: type = ValueError, call: str, board: Any = None, why: str = "",
+                  message: bool = False) -> None:
+    """Return None if ``function(*args)`` raises `error` (or a subclass), else raise CheckFailed saying what it did.
+
+    With `message`, the error must also say why (a message that is not empty).
+    """
     __tracebackhide__ = True  # noqa: F841
     try:
         got = function(*args)
-    except error:
+    except error as raised:
+        if message and not str(raised).strip():
+            raise _visible(_fail(call, board, f"raised {error.__name__} without a message" + (f" ({why})" if why else ""),
+                                 expected=f'{error.__name__} with a message saying why, e.g. raise {error.__name__}("...")',
+                                 got=f"{type(raised).__name__}()")) from None
         return
+    except NotImplementedError as stub:
+        raise _not_written(getattr(function, "__name__", "the function"), stub) from None
     except Exception as other:  # noqa: BLE001  (what the student's function raised is the answer)
         problem = f"expected {error.__name__}, got {type(other).__name__}" + (f" ({why})" if why else "")
         raise _visible(_fail(call, board, problem, expected=f"{error.__name__} raised",
                              got=f"{type(other).__name__} raised: {other}")) from None
     raise _visible(_fail(call, board, f"returned instead of raising {error.__name__} ({why})" if why else f"returned instead of raising {error.__name__}",
                          expected=f"{error.__name__} raised", got=_show(got)))
+
+
+def expect_endings(winner: Callable, terminal: Callable, utility: Callable) -> None:
+    """Return None if `winner`, `terminal` and `utility` are right on every reachable position, else raise CheckFailed.
+
+    For lesson 2's count of endings: the message names the function that is wrong first
+    (winner before terminal and utility, which use it), draws the board, and says what was
+    expected and what it returned, so a bug in `winner` is not blamed on the others.
+    """
+    __tracebackhide__ = True  # noqa: F841
+    for text in classic.reachable_positions():
+        board = _board(text)
+        expect(returned(winner, board, call="winner(board)"), ref.winner(board), call="winner(board)", kind="winner", board=board,
+               why="wrong winner on a position the count includes (terminal and utility use your winner)")
+        expect(returned(terminal, board, call="terminal(board)"), ref.terminal(board), call="terminal(board)", kind="bool",
+               board=board, why="the game is over when someone has three in a row or every square is filled")
+        if ref.terminal(board):
+            expect(returned(utility, board, call="utility(board)"), ref.utility(board), call="utility(board)", kind="int",
+                   board=board, why="X wins: 1; O wins: -1; a tie: 0")
 
 
 def optimal_actions(board: Board) -> set[tuple[int, int]]:
@@ -740,8 +860,11 @@ def _expect_invalid(student: _Student, text: Text, action: Any, why: str, checke
         raise _used_reference(student.name, str(called)) from None
     except NotImplementedError:
         raise NotImplementedError("result is not written yet: replace `raise NotImplementedError()` with your code.") from None
-    except ValueError:
+    except ValueError as raised:
         _unchanged(text, board, call, "result", checked)
+        if not str(raised).strip():
+            raise _fail(call, _board(text), "raised ValueError without a message", expected=f'ValueError("...") saying why: {why}',
+                        got="ValueError()", note="The specification asks for a message saying why the action is invalid.", checked=checked) from None
         return
     except Exception as error:
         raise _fail(
@@ -982,8 +1105,7 @@ def _check_search(function: Callable, name: str, *, budget: float) -> str:
     seconds = time.perf_counter() - start
     if done == total:
         return _passed(name, f"all {total:,} positions", seconds)
-        return
-    print(
+    return _summary(
         f"{name}: correct on {done:,} of {total:,} positions ({seconds:.1f} s); the other {total - done:,} "
         f"(early in the game) were skipped to stay within the {budget:.0f}-second budget."
     )
@@ -1314,6 +1436,7 @@ __all__ = [
     "reference_allowed",
     "rk_board",
     "search_plan",
+    "shown",
     "substituted",
     "tree_size",
 ]

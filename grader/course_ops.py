@@ -54,8 +54,22 @@ def feedback(course: Path, *, students: list[str] | None = None, lessons: list[s
         if not Path(coursedir.format_path(coursedir.autograded_directory, student, lesson)).is_dir():
             continue
         _checked(api.generate_feedback(lesson, student, force=True), f"feedback for {student}/{lesson}")
-        written += sorted(Path(coursedir.format_path(coursedir.feedback_directory, student, lesson)).glob("*.html"))
+        pages = sorted(Path(coursedir.format_path(coursedir.feedback_directory, student, lesson)).glob("*.html"))
+        _name_test_links(pages, Path(coursedir.format_path(coursedir.source_directory, ".", lesson)))
+        written += pages
     return written
+
+
+def _name_test_links(pages: list[Path], source: Path) -> None:
+    """Rewrites each feedback page so its summary names the function each test cell grades."""
+    import nbformat
+
+    from grader.preprocessors import name_test_links
+
+    for page in pages:
+        notebook = source / f"{page.stem}.ipynb"
+        if notebook.is_file():
+            page.write_text(name_test_links(page.read_text(encoding="utf-8"), nbformat.read(notebook, as_version=4)), encoding="utf-8")
 
 
 def points(score: float | None) -> str:

@@ -42,7 +42,7 @@ def grading_config(course: Path, *, timeout: int | None = None, memory_mb: int |
                                         OverwriteCells, OverwriteKernelspec, SaveAutoGrades)
 
     from grader.execute import SafeExecute
-    from grader.preprocessors import ForgetDuplicateIds, HideTestCode
+    from grader.preprocessors import ForgetDuplicateIds, HideTestCode, LabelTests
 
     _tools_on_path()
     course = Path(course).resolve()
@@ -53,7 +53,7 @@ def grading_config(course: Path, *, timeout: int | None = None, memory_mb: int |
         SafeExecute, IgnorePattern, ClearMetadataPreprocessor, LimitOutput, SaveAutoGrades,
         AssignLatePenalties, CheckCellMetadata]
     config.OverwriteCells.add_missing_cells = True
-    config.GenerateFeedback.preprocessors = [GetGrades, HideTestCode, ClearHiddenTests, CSSHTMLHeaderPreprocessor]
+    config.GenerateFeedback.preprocessors = [GetGrades, LabelTests, HideTestCode, ClearHiddenTests, CSSHTMLHeaderPreprocessor]
     config.merge(course_config(course))
     if timeout is not None:
         config.Execute.timeout = int(timeout)

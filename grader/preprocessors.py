@@ -1,4 +1,4 @@
-"""Two nbgrader preprocessors that ``ttt-grader`` adds to nbgrader's pipelines.
+"""Three nbgrader preprocessors that ``ttt-grader`` adds to nbgrader's pipelines.
 
 ``ForgetDuplicateIds`` runs right after nbgrader's ``DeduplicateIds`` when autograding: that
 preprocessor empties the nbgrader metadata of a copied cell, which ``OverwriteCells`` (with
@@ -10,10 +10,19 @@ preprocessor for ``GenerateFeedback``, run just before nbgrader's ``ClearHiddenT
 removes the hidden tests' code): in every test cell with hidden tests it shortens each error's
 traceback, which would quote the hidden test lines, to ``AssertionError: <the check's
 message>``. Errors in test cells without hidden tests keep their traceback.
+
+``LabelTests``, run before ``HideTestCode``, heads each test cell's output with the function it
+grades ("Tests of `winner`: 2 points, all or nothing"), and labels what the hidden tests said:
+an error raised after the visible tests passed is the hidden tests' ("hidden tests: ..."); the
+checks label their own summaries the same way.
 """
 
 from __future__ import annotations
 
+import html
+import re
+
+from nbformat.v4 import new_output
 from nbgrader.preprocessors import ClearHiddenTests, NbGraderPreprocessor
 from nbgrader.utils import is_grade, is_solution
 
@@ -31,6 +40,36 @@ class HideTestCode(NbGraderPreprocessor):
         return cell, resources
 
 
+_CHECK = re.compile(r"_ = (check_\w+)\((\w+)")
+_WHAT = {"check_alphabeta": " (correct moves)", "check_alphabeta_calls": " (pruning)"}
+
+
+def graded_function(cell) -> str | None:
+    """Returns the name of the function a test cell grades, as its hidden test calls it: 'winner', 'alphabeta (pruning)'."""
+    found = _CHECK.search(cell.source)
+    return f"{found.group(2)}{_WHAT.get(found.group(1), '')}" if found else None
+
+
+class LabelTests(NbGraderPreprocessor):
+    """Heads each test cell's output with the function it grades; labels the hidden tests' failure."""
+
+    def preprocess_cell(self, cell, resources, cell_index):
+        """Returns the cell with a heading output first, and an error after passing visible tests labelled as hidden."""
+        name = graded_function(cell) if cell.cell_type == "code" and is_grade(cell) and not is_solution(cell) else None
+        if name is None:
+            return cell, resources
+        points = cell.metadata.nbgrader.get("points", 0)
+        heading = f"Tests of {name}: {points:g} point{'s' if points != 1 else ''}, all or nothing (every visible and hidden test must pass)"
+        outputs = list(cell.get("outputs", []))
+        printed = "".join(o.get("text", "") for o in outputs if o.get("output_type") == "stream")
+        for output in outputs:
+            if output.get("output_type") == "error" and "passes the visible tests" in printed:
+                output.evalue = f"hidden tests: {output.evalue}"
+                output.traceback = [f"{output.ename}: {output.evalue}"]
+        cell.outputs = [new_output("display_data", data={"text/plain": heading, "text/html": f"<b>{html.escape(heading)}</b>"})] + outputs
+        return cell, resources
+
+
 class ForgetDuplicateIds(NbGraderPreprocessor):
     """Removes the empty nbgrader metadata that DeduplicateIds leaves on copied cells."""
 
@@ -39,3 +78,17 @@ class ForgetDuplicateIds(NbGraderPreprocessor):
         if "nbgrader" in cell.metadata and "grade_id" not in cell.metadata["nbgrader"]:
             del cell.metadata["nbgrader"]
         return cell, resources
+
+
+def name_test_links(page: str, notebook) -> str:
+    """Returns a feedback page whose summary links read as the function each test cell grades.
+
+    nbgrader's feedback template writes every test cell's link in the summary as "Test cell";
+    `notebook` (the lesson's source) says which function each cell, by its grade id, grades.
+    """
+    for cell in notebook.cells:
+        name = graded_function(cell) if cell.cell_type == "code" and is_grade(cell) and not is_solution(cell) else None
+        if name is not None:
+            grade_id = cell.metadata.nbgrader.grade_id
+            page = page.replace(f'<a href="#{grade_id}">Test cell</a>', f'<a href="#{grade_id}">Tests of {html.escape(name)}</a>')
+    return page

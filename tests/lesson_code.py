@@ -49,3 +49,99 @@ def solution_namespace(lesson: str, *, edit: Optional[Callable[[str], str]] = No
         source = edit(cell.source) if edit else cell.source
         exec(compile(source, f"<{lesson} solution {k}>", "exec"), namespace)
     return namespace
+
+
+# --- planted bugs: the common mistakes, each made by editing the lessons' own solutions -----------
+
+
+class Bug:
+    """A mistake planted in one lesson's solution cells: `replacements` (old, new) applied in order."""
+
+    def __init__(self, name: str, lesson: str, function: str, *replacements: tuple[str, str]) -> None:
+        self.name, self.lesson, self.function, self.replacements = name, lesson, function, replacements
+
+    def __repr__(self) -> str:
+        return self.name
+
+    def plant(self, source: str) -> str:
+        for old, new in self.replacements:
+            source = source.replace(old, new)
+        return source
+
+    def applies(self) -> bool:
+        """Return True if every replacement finds its text in the lesson's solution cells."""
+        text = "\n".join(c.source for c in notebook(self.lesson).cells if is_solution(c))
+        return all(old in text for old, _ in self.replacements)
+
+
+BUGS = [
+    # lesson 1
+    Bug("player-counts-only-x", "01-boards-and-moves", "player",
+        ("return X if xs == os else O", "return X if xs % 2 == 0 else O")),
+    Bug("actions-returns-a-list", "01-boards-and-moves", "actions",
+        ("return {(i, j) for i in range(3) for j in range(3) if board[i][j] is EMPTY}",
+         "return [(i, j) for i in range(3) for j in range(3) if board[i][j] is EMPTY]")),
+    Bug("result-accepts-row-minus-1", "01-boards-and-moves", "result",
+        ("if i not in (0, 1, 2) or j not in (0, 1, 2):", "if i > 2 or j not in (0, 1, 2):")),
+    Bug("result-changes-its-input", "01-boards-and-moves", "result",
+        ("new_board = copy.deepcopy(board)", "new_board = board")),
+    Bug("result-raises-without-a-message", "01-boards-and-moves", "result",
+        ('raise ValueError(f"{action} is off the board: rows and columns are 0, 1 or 2")', "raise ValueError()"),
+        ('raise ValueError(f"square {action} is taken by {board[i][j]}")', "raise ValueError()")),
+    # lesson 2
+    Bug("winner-without-the-anti-diagonal", "02-who-won", "winner",
+        ("+ [[(0, 0), (1, 1), (2, 2)], [(0, 2), (1, 1), (2, 0)]]", "+ [[(0, 0), (1, 1), (2, 2)]]")),
+    Bug("winner-none-at-a-line-with-an-empty-square", "02-who-won", "winner",
+        ("        if a is not EMPTY and a == b == c:\n            return a",
+         "        if EMPTY in (a, b, c):\n            return None\n        if a == b == c:\n            return a")),
+    Bug("terminal-notices-only-x-wins", "02-who-won", "terminal", ("if winner(board) is not None:", "if winner(board) == X:")),
+    Bug("utility-o-wins-1", "02-who-won", "utility", ("        return -1\n", "        return 1\n")),
+    Bug("poss-win-never-tries-square-9", "02-who-won", "poss_win",
+        ("    for a, b, c in RK_LINES:", "    for a, b, c in [line for line in RK_LINES if 9 not in line]:")),
+    Bug("poss-win-rows-only", "02-who-won", "poss_win", ("    for a, b, c in RK_LINES:", "    for a, b, c in RK_LINES[:3]:")),
+    Bug("poss-win-changes-b", "02-who-won", "poss_win",
+        ("    target = 18 if p == X else 50\n", "    target = 18 if p == X else 50\n    B[0] = target\n")),
+    # lesson 3
+    Bug("win-block-never-blocks", "03-rule-based-players", "win_block", ("for mark in (me, them):", "for mark in (me,):")),
+    Bug("win-block-tests-the-block-with-its-own-piece", "03-rule-based-players", "win_block",
+        ("trial[i][j] = mark", "trial[i][j] = me")),
+    # lesson 4
+    Bug("minimax-max-from-0", "04-minimax", "minimax", ("v = -math.inf", "v = 0")),
+    Bug("minimax-min-from-0", "04-minimax", "minimax", ("v = math.inf", "v = 0")),
+    Bug("minimax-max-of-max", "04-minimax", "minimax",
+        ("v = max(v, min_value(result(board, action)))", "v = max(v, max_value(result(board, action)))")),
+    Bug("minimax-no-none-when-over", "04-minimax", "minimax",
+        ("def minimax(board):\n    \"\"\"Return an optimal action (i, j) for the player to move on `board`, or None if the game is over.\"\"\"\n"
+         "    ### BEGIN SOLUTION\n    if terminal(board):\n        return None\n",
+         "def minimax(board):\n    \"\"\"Return an optimal action (i, j) for the player to move on `board`, or None if the game is over.\"\"\"\n"
+         "    ### BEGIN SOLUTION\n")),
+    # lesson 5
+    Bug("alphabeta-cuts-off-only-on-strict", "05-alpha-beta", "alphabeta",
+        ("if v >= beta:", "if v > beta:"), ("if v <= alpha:", "if v < alpha:")),
+    Bug("alphabeta-max-from-0", "05-alpha-beta", "alphabeta", ("    v = -math.inf\n", "    v = 0\n")),
+    Bug("alphabeta-min-from-0", "05-alpha-beta", "alphabeta", ("    v = math.inf\n", "    v = 0\n")),
+    # lesson 6
+    Bug("line-score-15-for-two", "06-heuristics-and-depth-limits", "line_score", ("score += 10", "score += 15")),
+    Bug("evaluate-adds-o", "06-heuristics-and-depth-limits", "evaluate",
+        ('line_score(state.small(b), "X") - line_score(state.small(b), "O")',
+         'line_score(state.small(b), "X") + line_score(state.small(b), "O")')),
+    Bug("depth-limited-root-searches-at-depth", "06-heuristics-and-depth-limits", "depth_limited_move",
+        ("v = value(game.play(state, move), depth - 1, alpha, beta)\n        if (v > best)",
+         "v = value(game.play(state, move), depth, alpha, beta)\n        if (v > best)")),
+    Bug("depth-limited-ignores-depth", "06-heuristics-and-depth-limits", "depth_limited_move",
+        ("    if depth == 0:\n        return evaluate(state)", "    if False:\n        return evaluate(state)")),
+]
+
+
+def stubbed(source: str) -> str:
+    """Return a solution cell with each solution replaced by the release's stub, ``raise NotImplementedError()``."""
+    out, inside = [], False
+    for line in source.splitlines():
+        if line.strip() == "### BEGIN SOLUTION":
+            inside = True
+            out.append(line[: len(line) - len(line.lstrip())] + "raise NotImplementedError()")
+        elif line.strip() == "### END SOLUTION":
+            inside = False
+        elif not inside:
+            out.append(line)
+    return "\n".join(out)

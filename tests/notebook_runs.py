@@ -22,10 +22,10 @@ WORKERS = 2  # the test machine's cores
 RUN = """
 import sys, time, nbformat
 from nbclient import NotebookClient
-source, target = sys.argv[1], sys.argv[2]
+source, target, timeout = sys.argv[1], sys.argv[2], int(sys.argv[4])
 nb = nbformat.read(source, as_version=4)
 start = time.perf_counter()
-NotebookClient(nb, timeout=120, kernel_name="python3", allow_errors=True,
+NotebookClient(nb, timeout=timeout, interrupt_on_timeout=True, kernel_name="python3", allow_errors=True,
                resources={"metadata": {"path": sys.argv[3]}}).execute()
 nb.metadata["run_seconds"] = time.perf_counter() - start
 nbformat.write(nb, target)
@@ -38,11 +38,43 @@ def in_parallel(function: Callable[[T], R], items: Iterable[T]) -> list[R]:
         return list(pool.map(function, items))
 
 
-def execute(source: Path, target: Path) -> nbformat.NotebookNode:
-    """Run notebook `source` top to bottom in a fresh kernel (errors recorded, not raised); save and return it."""
-    subprocess.run([sys.executable, "-c", RUN, str(source), str(target), str(source.parent)], check=True,
-                   capture_output=True, text=True)
+def execute(source: Path, target: Path, *, timeout: int = 120, env: dict | None = None) -> nbformat.NotebookNode:
+    """Run notebook `source` top to bottom in a fresh kernel (errors recorded, not raised); save and return it.
+
+    A cell still running after `timeout` seconds is interrupted (its output ends in a
+    KeyboardInterrupt) and the run goes on.
+    """
+    subprocess.run([sys.executable, "-c", RUN, str(source), str(target), str(source.parent), str(timeout)], check=True,
+                   capture_output=True, text=True, env={**os.environ, **(env or {})})
     return nbformat.read(target, as_version=4)
+
+
+def cell_seconds(nb: nbformat.NotebookNode) -> list[tuple[int, float]]:
+    """Return (cell index, seconds it ran) for each executed code cell, from nbclient's timing metadata."""
+    from datetime import datetime
+
+    found = []
+    for k, cell in enumerate(nb.cells):
+        timing = cell.get("metadata", {}).get("execution", {})
+        if "iopub.execute_input" in timing and "shell.execute_reply" in timing:
+            start, end = (datetime.fromisoformat(timing[key].replace("Z", "+00:00"))
+                          for key in ("iopub.execute_input", "shell.execute_reply"))
+            found.append((k, (end - start).total_seconds()))
+    return found
+
+
+def output_texts(nb: nbformat.NotebookNode) -> Iterable[tuple[int, str]]:
+    """Yield (cell index, text) for every output of every code cell: tracebacks, streams, plain-text displays."""
+    for k, cell in enumerate(nb.cells):
+        if cell.cell_type != "code":
+            continue
+        for out in cell.get("outputs", []):
+            if out.output_type == "error":
+                yield k, "\n".join(out.traceback)
+            elif out.output_type == "stream":
+                yield k, out.text
+            elif "text/plain" in out.get("data", {}):
+                yield k, out.data["text/plain"]
 
 
 def errors(nb: nbformat.NotebookNode) -> list[tuple[int, str, str]]:

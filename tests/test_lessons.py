@@ -5,13 +5,15 @@ released student notebooks with only the stubs' NotImplementedError failing."""
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import nbformat
 import pytest
 
 from grader.course import CELL_TIMEOUT, COURSE_ID, lesson_names, lesson_path, make_course
-from lesson_code import LESSONS, is_grade, is_solution, notebook
-from notebook_runs import errors, execute, in_parallel, nbgrader
+from grader.checks import CheckFailed
+from lesson_code import BUGS, LESSONS, is_grade, is_solution, notebook, solution_namespace, stubbed
+from notebook_runs import cell_seconds, errors, execute, in_parallel, nbgrader, output_texts
 
 
 def nbgrader_meta(cell) -> dict:
@@ -38,8 +40,8 @@ def test_nbgrader_cells(lesson):
     nbformat.validate(nb)
     ids = [nbgrader_meta(c)["grade_id"] for c in nb.cells if nbgrader_meta(c)]
     assert len(ids) == len(set(ids)), "grade ids are unique"
-    grade_cells = [c for c in nb.cells if is_grade(c)]
-    solution_cells = [c for c in nb.cells if is_solution(c)]
+    grade_cells = [c for c in nb.cells if is_grade(c) and not is_solution(c)]  # autograded tests
+    solution_cells = [c for c in nb.cells if is_solution(c) and not is_grade(c)]  # code the student writes
     assert grade_cells and solution_cells
     for cell in nb.cells:
         meta = nbgrader_meta(cell)
@@ -54,6 +56,19 @@ def test_nbgrader_cells(lesson):
         assert cell.source.count("### BEGIN SOLUTION") == cell.source.count("### END SOLUTION") >= 1
     for cell in nb.cells:
         assert "input(" not in cell.source
+    for cell in nb.cells:
+        if is_grade(cell) and is_solution(cell):  # a written answer, graded by hand, with a model answer in the source
+            meta = nbgrader_meta(cell)
+            assert cell.cell_type == "markdown" and meta["points"] > 0 and not meta["locked"] and cell.source.strip()
+
+
+def test_each_say_in_words_prompt_has_a_written_answer_cell_under_it():
+    for lesson in LESSONS:
+        cells = notebook(lesson).cells
+        for k, cell in enumerate(cells):
+            if cell.cell_type == "markdown" and "say in words" in cell.source:
+                below = cells[k + 1 : k + 3]
+                assert any(is_grade(c) and is_solution(c) and c.cell_type == "markdown" for c in below), (lesson, k)
 
 
 @pytest.mark.parametrize("lesson", LESSONS)
@@ -114,7 +129,7 @@ def test_source_notebooks_run_top_to_bottom_with_every_test_passing(course, tmp_
         assert errors(nb) == [], lesson
         print(f"{lesson}: {nb.metadata['run_seconds']:.1f} s")
         for cell in nb.cells:
-            if is_grade(cell):
+            if is_grade(cell) and not is_solution(cell):
                 text = "".join(o.get("text", "") for o in cell.outputs if o.output_type == "stream")
                 assert "passes the visible tests" in text and "correct on" in text or "calls to result" in text, text
 
@@ -136,7 +151,7 @@ def test_released_notebooks_fail_only_on_the_stubs(course, tmp_path):
         assert found and {name for _, name, _ in found} == {"NotImplementedError"}, (lesson, found)
         failing = {k for k, _, _ in found}
         for k, cell in enumerate(nb.cells):
-            if is_grade(cell):
+            if is_grade(cell) and not is_solution(cell):
                 assert k in failing, f"{lesson}: grade cell {nbgrader_meta(cell)['grade_id']} should fail on the stub"
 
 
@@ -152,3 +167,195 @@ def test_a_visible_test_stops_a_search_that_does_not_end_in_a_real_kernel(tmp_pa
     nbformat.write(nb, source)
     (found,) = errors(execute(source, tmp_path / "ran.ipynb"))
     assert found[1] == "CheckFailed" and found[2].startswith("depth_limited_move(state, 2): still searching after 1 s: does `value` stop")
+
+
+# --- the visible tests catch the common mistakes ---------------------------------------------------
+
+
+def visible_tests(lesson: str) -> list[tuple[str, str]]:
+    """Return (grade id, the code of its visible tests) for each autograded test cell of `lesson`, in order."""
+    return [
+        (c.metadata.nbgrader.grade_id, c.source.split("### BEGIN HIDDEN TESTS")[0])
+        for c in notebook(lesson).cells
+        if c.cell_type == "code" and is_grade(c) and not is_solution(c)
+    ]
+
+
+def visible_failures(lesson: str, edit) -> dict[str, BaseException]:
+    """Return grade id -> what its visible tests raised, running the lesson's solutions edited by `edit`."""
+    namespace = solution_namespace(lesson, edit=edit)
+    failures = {}
+    for grade_id, code in visible_tests(lesson):
+        try:
+            exec(compile(code, f"<{lesson} {grade_id}>", "exec"), namespace)
+        except Exception as error:  # noqa: BLE001  (a failing visible test)
+            failures[grade_id] = error
+    return failures
+
+
+def test_the_visible_tests_pass_the_solutions(capsys):
+    for lesson in LESSONS:
+        assert visible_failures(lesson, None) == {}, lesson
+
+
+@pytest.mark.parametrize("bug", [pytest.param(b, marks=pytest.mark.slow) if "ignores-depth" in b.name else b for b in BUGS],
+                         ids=repr)
+def test_a_planted_mistake_fails_a_visible_test_naming_its_function(bug, capsys):
+    assert bug.applies(), f"{bug.name}: the text to replace is not in {bug.lesson}'s solutions"
+    failures = visible_failures(bug.lesson, bug.plant)
+    assert failures, f"{bug.name}: every visible test of {bug.lesson} passes"
+    first = next(iter(failures.values()))
+    assert isinstance(first, CheckFailed), (bug.name, repr(first))
+    assert f"{bug.function}(" in str(first).splitlines()[0], (bug.name, str(first))
+    assert any(word in str(first) for word in ("expected", "raised", "still searching", "changed")), str(first)
+
+
+# --- slow: every lesson with stubs and with each planted bug, in real kernels ----------------------
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGE_FRAME = re.compile(r"(?:{}|site-packages)/(?:ttt|grader)/[\w/]+\.py".format(re.escape(str(ROOT))))
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
+RUNS = [(lesson, "stubs") for lesson in LESSONS] + [(bug.lesson, bug.name) for bug in BUGS]
+BOUND = 4 * CELL_TIMEOUT  # seconds: nbgrader's cell limit with room for a machine shared by other work
+
+
+def _edited(lesson: str, run: str) -> nbformat.NotebookNode:
+    """Return `lesson`'s source notebook with every graded function a stub, or with one planted bug.
+
+    The hidden tests are left out (they are run on the same mistakes by the test below, and by
+    nbgrader in test_lessons_nbgrader.py): this is what a student runs.
+    """
+    nb = notebook(lesson)
+    edit = stubbed if run == "stubs" else next(b for b in BUGS if b.name == run).plant
+    for cell in nb.cells:
+        if cell.cell_type == "code" and is_solution(cell):
+            cell.source = edit(cell.source)
+        elif cell.cell_type == "code" and is_grade(cell):
+            cell.source = re.sub(r"### BEGIN HIDDEN TESTS.*?### END HIDDEN TESTS\n?", "", cell.source, flags=re.S)
+    return nb
+
+
+@pytest.fixture(scope="module")
+def broken_runs(tmp_path_factory, request):
+    """Return {(lesson, 'stubs' or a bug's name): the notebook as run}, each in a fresh kernel, two at a time.
+
+    A cell still running after `BOUND` seconds is stopped: the searches in the lessons are bounded
+    per call (visible tests' `seconds=`, the checks' budgets, lesson 6's match per move), so
+    none should be, even on a busy machine. They run as the grader runs them (NBGRADER_EXECUTION).
+    """
+    base = tmp_path_factory.mktemp("broken")
+
+    def run(key):
+        lesson, name = key
+        source = base / f"{lesson}--{name}.ipynb"
+        nbformat.write(_edited(lesson, name), source)
+        return key, execute(source, base / f"{lesson}--{name}.ran.ipynb", timeout=BOUND,
+                            env={"NBGRADER_EXECUTION": "autograde"})
+
+    selected = {item.callspec.params["key"] for item in request.session.items
+                if getattr(item, "callspec", None) and "key" in item.callspec.params}  # only the runs pytest will ask for
+    todo = [key for key in RUNS if key in selected]
+    return dict(in_parallel(run, sorted(todo, key=lambda key: key[0] not in ("04-minimax", "05-alpha-beta"))))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("key", RUNS, ids=lambda key: f"{key[0]}-{key[1]}")
+def test_no_student_mistake_shows_a_package_traceback_or_runs_past_the_cell_limit(broken_runs, key):
+    nb = broken_runs[key]
+    leaks = [(k, PACKAGE_FRAME.search(ANSI.sub("", text)).group(0)) for k, text in output_texts(nb)
+             if PACKAGE_FRAME.search(ANSI.sub("", text))]
+    assert leaks == [], f"{key}: package frames in the output of cells {leaks}"
+    stopped = [(k, name) for k, name, _ in errors(nb) if name in ("KeyboardInterrupt", "CellTimeoutError")]
+    assert stopped == [], f"{key}: cells stopped at the {BOUND}-second bound: {stopped}"
+    failed = errors(nb)
+    assert failed, f"{key}: nothing failed"
+    if key[1] != "stubs":
+        bug = next(b for b in BUGS if b.name == key[1])
+        assert any(f"{bug.function}(" in message or bug.function in message for _, _, message in failed), (key, failed)
+    slowest = max((s for _, s in cell_seconds(nb)), default=0)
+    print(f"{key[0]} with {key[1]}: {len(failed)} failing cells, slowest cell {slowest:.1f} s")
+
+
+# --- feedback names each test cell by its function and labels the hidden tests ------------------
+
+
+def test_feedback_heads_each_test_cell_with_its_function_and_labels_hidden_failures():
+    from nbformat.v4 import new_output
+
+    from grader.preprocessors import HideTestCode, LabelTests, graded_function
+
+    nb = notebook("02-who-won")
+    names = [graded_function(c) for c in nb.cells if is_grade(c) and not is_solution(c)]
+    assert names == ["winner", "terminal", "utility", "rk_board", "poss_win"]
+    assert [graded_function(c) for c in notebook("05-alpha-beta").cells if is_grade(c) and not is_solution(c)] == [
+        "alphabeta (correct moves)", "alphabeta (pruning)"]
+    winner_tests, terminal_tests = [c for c in nb.cells if is_grade(c) and not is_solution(c)][:2]
+    winner_tests.outputs = [new_output("stream", name="stdout", text="✓ winner passes the visible tests\n"),
+                            new_output("error", ename="CheckFailed", evalue="winner(board): wrong winner", traceback=["..."])]
+    terminal_tests.outputs = [new_output("error", ename="CheckFailed", evalue="terminal(board): wrong", traceback=["..."])]
+    for cell in (winner_tests, terminal_tests):
+        for step in (LabelTests(), HideTestCode()):
+            step.preprocess_cell(cell, {}, 0)
+    assert winner_tests.outputs[0].data["text/plain"] == "Tests of winner: 2 points, all or nothing (every visible and hidden test must pass)"
+    assert winner_tests.outputs[-1].traceback == ["CheckFailed: hidden tests: winner(board): wrong winner"]
+    assert terminal_tests.outputs[-1].traceback == ["CheckFailed: terminal(board): wrong"]  # a visible test: not labelled hidden
+
+
+def _hidden_tests(lesson: str, function: str) -> list[str]:
+    """Return the hidden-test code of the test cells of `lesson` that grade `function`."""
+    from grader.preprocessors import graded_function
+
+    return [c.source.split("### BEGIN HIDDEN TESTS")[1].split("### END HIDDEN TESTS")[0]
+            for c in notebook(lesson).cells
+            if c.cell_type == "code" and is_grade(c) and not is_solution(c) and (graded_function(c) or "").split(" ")[0] == function]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("bug", [b for b in BUGS if "ignores-depth" not in b.name], ids=repr)
+def test_the_hidden_tests_agree_with_the_visible_ones_on_each_planted_mistake(bug, capsys):
+    namespace = solution_namespace(bug.lesson, edit=bug.plant)
+    failed = []
+    for code in _hidden_tests(bug.lesson, bug.function):
+        try:
+            exec(code, namespace)
+        except (CheckFailed, NotImplementedError) as error:
+            failed.append(str(error))
+    assert failed and all(bug.function in message for message in failed), (bug.name, failed)
+
+
+def test_lesson_2_s_count_of_endings_blames_the_function_that_is_wrong():
+    from grader.checks import expect_endings
+
+    right = solution_namespace("02-who-won")
+    expect_endings(right["winner"], right["terminal"], right["utility"])
+    bug = next(b for b in BUGS if b.name == "winner-without-the-anti-diagonal")
+    wrong = solution_namespace("02-who-won", edit=bug.plant)
+    with pytest.raises(CheckFailed, match=r"^winner\(board\): wrong winner"):
+        expect_endings(wrong["winner"], wrong["terminal"], wrong["utility"])
+    bug = next(b for b in BUGS if b.name == "terminal-notices-only-x-wins")
+    wrong = solution_namespace("02-who-won", edit=bug.plant)
+    with pytest.raises(CheckFailed, match=r"^terminal\(board\): the game is over when"):
+        expect_endings(wrong["winner"], wrong["terminal"], wrong["utility"])
+
+
+def test_lesson_6_s_pruning_hint_goes_only_to_a_search_that_does_not_prune():
+    from grader.checks import prunes
+
+    lesson = "06-heuristics-and-depth-limits"
+    pruning = solution_namespace(lesson)
+    plain = solution_namespace(lesson, edit=lambda s: s.replace("if v >= beta:", "if False:").replace("if v <= alpha:", "if False:"))
+    start = pruning["game"].initial()
+    assert prunes(pruning["depth_limited_move"], start, 2) is True
+    assert prunes(plain["depth_limited_move"], start, 2) is False
+    assert type(plain["game"]).__name__ == "NineBoard"  # the counting game is put back
+    bug = next(b for b in BUGS if b.name == "depth-limited-ignores-depth")
+    forever = solution_namespace(lesson, edit=bug.plant)
+    assert prunes(forever["depth_limited_move"], start, 2, seconds=0.5) is None  # unknown: the visible tests say why
+
+
+def test_the_feedback_summary_names_each_test_cell_by_its_function():
+    from grader.preprocessors import name_test_links
+
+    page = '<li><a href="#winner-tests">Test cell</a> (Score: 2.0 / 2.0)</li><li><a href="#poss-win-tests">Test cell</a></li>'
+    assert name_test_links(page, notebook("02-who-won")) == (
+        '<li><a href="#winner-tests">Tests of winner</a> (Score: 2.0 / 2.0)</li><li><a href="#poss-win-tests">Tests of poss_win</a></li>')

@@ -112,3 +112,111 @@ def test_a_finished_game_makes_no_calls_and_no_tree(student):
     with record_calls(student) as recorder:
         assert student["minimax"](from_text("XXX/OO./...")) is None
     assert recorder.trace().events == []
+
+
+# --- the student's own values, chosen move and cut-offs ------------------------------------------
+
+import math  # noqa: E402
+
+from ttt.games import classic  # noqa: E402
+from ttt.search import Cutoff, Exit  # noqa: E402
+
+
+def lesson_namespace(lesson: str, edit=None) -> dict:
+    from lesson_code import solution_namespace
+
+    return solution_namespace(lesson, edit=edit)
+
+
+def recorded(namespace: dict, name: str, board: str):
+    with record_calls(namespace) as recorder:
+        move = namespace[name](from_text(board))
+    return move, recorder.trace()
+
+
+def test_a_recorded_minimax_carries_the_student_s_values_and_chosen_move():
+    move, trace = recorded(lesson_namespace("04-minimax"), "minimax", "XOX/.O./X..")
+    nodes = trace.nodes
+    assert trace.chosen == 3 * move[0] + move[1]
+    assert all(node.done for node in nodes.values())  # every node has the value the student's code gave it
+    assert {i: node.value for i, node in nodes.items()} == trace.true_values  # a correct minimax: all true
+    assert trace.wrong_values() == {}
+    root = nodes[0]
+    assert root.best_move == trace.chosen and trace.principal_variation()[1] in root.children
+    assert 'label="your code chose square 3 (the bold edge)"' in draw_tree(trace).source
+
+
+def test_a_wrong_value_is_recorded_as_the_student_s_and_shown_as_differing_from_the_true_one():
+    good = recorded(lesson_namespace("04-minimax"), "minimax", "XOX/.O./X..")[1]
+    move, bad = recorded(lesson_namespace("04-minimax", edit=lambda s: s.replace("v = -math.inf", "v = 0")), "minimax", "XOX/.O./X..")
+    wrong = bad.wrong_values()
+    assert wrong and all(v == 0 and true == -1 for v, true in wrong.values())  # max_value from 0: a lost X position looks drawn
+    for i in wrong:
+        assert bad.nodes[i].maximizing
+    picture, right = draw_tree(bad).source, draw_tree(good).source
+    assert picture != right  # the drawing shows the student's values, not the ones it would compute itself
+    assert picture.count("true value: -1") == len(wrong) and "true value" not in right
+    assert "differ" in picture.split("graph [label=")[1].split("\n")[0]
+
+
+def test_a_recorded_alphabeta_shows_its_own_cut_offs():
+    move, trace = recorded(lesson_namespace("05-alpha-beta"), "alphabeta", "XOX/.O./X..")
+    nodes = trace.nodes
+    cutoffs = [e for e in trace.events if isinstance(e, Cutoff)]
+    assert trace.cutoffs == len(cutoffs) > 0
+    for e in cutoffs:
+        node = nodes[e.node]
+        tried = {nodes[c].move for c in node.children}
+        assert set(e.skipped) | tried == set(classic.moves(node.state)) and not set(e.skipped) & tried
+    assert trace.node_count < 34  # fewer than minimax's 34
+    assert trace.wrong_values() == {}  # values at nodes with a cut-off below may be bounds: not "wrong"
+    from ttt.draw import counts, step_sentence
+
+    assert counts(trace, len(trace))["cutoffs"] == len(cutoffs)
+    k = trace.events.index(cutoffs[0]) + 1
+    assert "your search never tried" in step_sentence(trace, k)
+    assert "prunedstub" in draw_tree(trace).source
+
+
+def test_a_minimax_records_no_cut_offs():
+    move, trace = recorded(lesson_namespace("04-minimax"), "minimax", "XO./.X./...")
+    assert trace.cutoffs == 0
+
+
+def test_recording_passes_the_student_s_errors_through_and_never_fails_itself(student):
+    student["result"] = lambda board, action: "not a board"  # a broken result: the recording leaves it out
+    with record_calls(student) as recorder:
+        with pytest.raises(Exception):
+            student["minimax"](from_text("XOX/.O./X.."))
+    assert recorder.trace().events == []
+
+    def stub(board):
+        raise NotImplementedError()
+
+    student["minimax"] = stub
+    with record_calls(student):
+        with pytest.raises(NotImplementedError):
+            student["minimax"](from_text("XOX/.O./X.."))
+    assert student["minimax"] is stub
+
+
+def test_a_value_function_called_at_the_root_gives_the_root_its_value(student):
+    with record_calls(student) as recorder:
+        v = student["value"](from_text("XOX/.O./X.."))
+    trace = recorder.trace()
+    assert trace.nodes[0].value == v == -1 and trace.chosen is None
+    assert not [e for e in trace.events if isinstance(e, Exit) and e.value is None]
+    assert math.isfinite(v)
+
+
+def test_code_that_calls_the_search_directly_tells_the_recorder_the_move():
+    namespace = lesson_namespace("04-minimax")
+    search_function = namespace["minimax"]  # held directly, as a widget holds its opponent
+    board = from_text("XOX/.O./X..")
+    with record_calls(namespace) as recorder:
+        move = search_function(board)
+    untold = recorder.trace()
+    assert untold.chosen is None and untold.nodes[0].value == -1  # the root's value from its children, as the code gave them
+    recorder.chose(board, move)
+    told = recorder.trace()
+    assert told.chosen == 3 * move[0] + move[1] and told.nodes[0].best_move == told.chosen

@@ -64,7 +64,7 @@ def _ask(prompt: str, stdin: TextIO, stdout: TextIO) -> str:
 
 
 def cmd_play(args: argparse.Namespace, stdin: TextIO = sys.stdin, stdout: TextIO = sys.stdout) -> int:
-    """Play one game against a computer player in the terminal (seeds 003 and 004)."""
+    """Play one game against a computer player in the terminal (as in the CSC 242 write-up and the win-block-best-square game)."""
     game = get_game(args.game)
     ai = _player_for(args.ai, args.game, args.seed, seconds=getattr(args, "time", None))
     out = stdout.write

@@ -97,17 +97,58 @@ def backed_up_values(nodes: dict[int, TraceNode]) -> dict[int, float]:
     return values
 
 
-def best_path(nodes: dict[int, TraceNode], values: dict[int, float]) -> list[int]:
-    """Return node ids from the root, each step to the first child whose backed-up value is its parent's."""
-    if not nodes or min(nodes) not in values:
+def best_path(nodes: dict[int, TraceNode], values: dict[int, float], chosen: Any = None) -> list[int]:
+    """Return node ids from the root, each step to the first child whose backed-up value is its parent's.
+
+    With `chosen` (the move a recorded search returned at the root), the first step is that move.
+    """
+    if not nodes or (min(nodes) not in values and chosen is None):
         return []
     path = [min(nodes)]
-    while True:
+    first = [c for c in nodes[path[0]].children if chosen is not None and nodes[c].move == chosen]
+    if first:
+        path.append(first[0])
+    while path[-1] in values:
         node = nodes[path[-1]]
         nxt = [c for c in node.children if values.get(c) == values[node.id]]
         if not nxt:
             return path
         path.append(nxt[0])
+    return path
+
+
+def _path(trace: Trace, nodes: dict[int, TraceNode], known: bool) -> list[int]:
+    """Return the bold path: the principal variation, or for a recorded search without values, `best_path`."""
+    if known:
+        return trace.principal_variation()
+    return best_path(nodes, backed_up_values(nodes), trace.chosen)
+
+
+WRONG = "#c0392b"  # a value the student's search got wrong
+
+
+def _wrong_text(true_value: float) -> str:
+    return f"true value: {number(true_value)}"
+
+
+def _caption(trace: Trace, nodes: dict[int, TraceNode]) -> str:
+    """Return what a recorded student search chose and how its values compare with the true ones ('' otherwise)."""
+    if not trace.true_values:
+        return ""
+    parts = []
+    root = min(nodes) if nodes else None
+    if trace.chosen is not None and root is not None:
+        said = f"your code chose square {trace.game.move_name(trace.chosen)} (the bold edge)"
+        child = next((c for c in nodes[root].children if nodes[c].move == trace.chosen), None)
+        best, got = trace.true_values.get(root), trace.true_values.get(child) if child is not None else None
+        if best is not None and got is not None and got != best:
+            said += f": not an optimal move (with best play {number(got)} after it; the best move gives {number(best)})"
+        parts.append(said)
+    wrong = trace.wrong_values()
+    if wrong:
+        parts.append(f"{_plural(len(wrong), 'value')} your search returned {'differs' if len(wrong) == 1 else 'differ'} "
+                     "from the true value (red: the true value is written under it)")
+    return r"\n".join(parts)
 
 
 def reports_values(trace: Trace) -> bool:
@@ -282,7 +323,7 @@ def _plan(nodes: dict, *, max_depth: Optional[int], max_nodes: Optional[int]) ->
     return _Plan(shown, more, hidden_by, len(nodes))
 
 
-def _node_label(game: Any, node: Any, *, value: str, window: Optional[str]) -> str:
+def _node_label(game: Any, node: Any, *, value: str, window: Optional[str], note: str = "") -> str:
     """Return a node's HTML-like label: ▲ MAX / ▼ MIN and '#' its visit number (grey), its board, value, window."""
     head = f"{'▲' if node.maximizing else '▼'} {_side(node.maximizing)}  <FONT COLOR='#777777'>#{node.id}</FONT>"
     rows = [
@@ -292,6 +333,8 @@ def _node_label(game: Any, node: Any, *, value: str, window: Optional[str]) -> s
     ]
     if window is not None:
         rows.append(f'<TR><TD WIDTH="{SLOT_WIDTH}" HEIGHT="13" FIXEDSIZE="TRUE" ALIGN="LEFT"><FONT POINT-SIZE="9">{window}</FONT></TD></TR>')
+    if note:
+        rows.append(f'<TR><TD ALIGN="LEFT"><FONT POINT-SIZE="9" COLOR="{WRONG}">{html.escape(note)}</FONT></TD></TR>')
     return '<<TABLE BORDER="0" CELLBORDER="0" CELLSPACING="0" CELLPADDING="1">' + "".join(rows) + "</TABLE>>"
 
 
@@ -328,13 +371,16 @@ def _tree_digraph(
     windows = has_windows(trace)
     known = reports_values(trace)
     backed = {} if known or slots else backed_up_values(nodes)
-    pv = set(trace.principal_variation() if known else best_path(nodes, backed)) if not slots else set()
+    pv = set(_path(trace, nodes, known)) if not slots else set()
+    wrong = trace.wrong_values()
     dot = TreeDrawing(name="search", comment=f"{trace.algorithm} search tree")
     dot.attr("graph", rankdir="TB", nodesep="0.12", ranksep="0.3", fontname="Helvetica", fontsize="11")
     dot.attr("node", shape="box", style="rounded,filled", fontname="Helvetica", fontsize="10", margin="0.04,0.02")
     dot.attr("edge", fontname="Helvetica", fontsize="10", arrowsize="0.6")
-    if plan.total > len(plan.shown):
-        dot.attr("graph", label=f"showing {len(plan.shown)} of {plan.total} nodes", labelloc="t")
+    title = [f"showing {len(plan.shown)} of {plan.total} nodes"] if plan.total > len(plan.shown) else []
+    title += [_caption(trace, nodes)] if _caption(trace, nodes) else []
+    if title:
+        dot.attr("graph", label=r"\n".join(title), labelloc="t")
     for i in plan.shown:
         node = nodes[i]
         if slots:
@@ -345,11 +391,12 @@ def _tree_digraph(
         style = "rounded,filled,bold" if i in pv else "rounded,filled"
         dot.node(
             f"n{i}",
-            _node_label(game, node, value=value, window=window),
+            _node_label(game, node, value=value, window=window, note=_wrong_text(wrong[i][1]) if i in wrong else ""),
             id=f"n{i}",
             fillcolor=MAX_FILL if node.maximizing else MIN_FILL,
+            color=WRONG if i in wrong else "black",
             style=style,
-            penwidth="2.5" if i in pv else "1",
+            penwidth="2.5" if i in pv else "2" if i in wrong else "1",
             **{"class": "max" if node.maximizing else "min"},
         )
         if node.parent is not None:
@@ -472,6 +519,8 @@ def event_sentence(game: Any, event: Event, nodes: dict[int, TraceNode], *, wind
             outcome = f"{won} has won" if won else "it is a draw"
             return f"{name}: the game is over, {outcome}, so its value is {number(event.value)}."
         return f"{name} is at the depth limit: the heuristic estimates its value as {number(event.value)}."
+    if isinstance(event, Cutoff) and not windows:  # a recorded search: only what it did not try is known
+        return f"{name}: your search never tried {_plural(len(event.skipped), 'move')} here ({_moves_text(game, event.skipped)}): a cut-off."
     if isinstance(event, Cutoff):
         n = len(event.skipped)
         which = f"its last move is pruned ({_moves_text(game, event.skipped)})" if n == 1 else (

@@ -9,6 +9,7 @@ drawings (``ttt.draw``) and the explorer (``ttt.widgets``) read the same `Trace`
 from __future__ import annotations
 
 import contextlib
+import functools
 import math
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, MutableMapping, Optional
@@ -104,13 +105,16 @@ class Trace:
     events: list[Event]
     result: Optional[SearchResult] = None
     algorithm: str = ""
+    chosen: Any = None  # a recorded student search: the move its code returned at the root
+    true_values: dict[int, float] = field(default_factory=dict)  # node -> its value with perfect play, where known
 
     def __len__(self) -> int:
         return len(self.events)
 
     def upto(self, k: int) -> "Trace":
         """Return the trace of the first `k` events: the search as it stood after step `k`."""
-        return Trace(self.game, self.events[: max(0, k)], self.result if k >= len(self.events) else None, self.algorithm)
+        return Trace(self.game, self.events[: max(0, k)], self.result if k >= len(self.events) else None, self.algorithm,
+                     self.chosen, self.true_values)
 
     @property
     def nodes(self) -> dict[int, TraceNode]:
@@ -129,6 +133,27 @@ class Trace:
             if not node.done or not nxt:
                 return path
             path.append(nxt[0])
+
+    def wrong_values(self) -> dict[int, tuple[float, float]]:
+        """Return node id -> (value the search gave it, its true value) where those differ.
+
+        Only for a recorded student search (which knows `true_values`), and only at nodes it
+        searched to the end: a node with a cut-off at or below it may rightly hold a bound.
+        """
+        if not self.true_values:
+            return {}
+        nodes = self.nodes
+        cut: set[int] = set()
+        for i in sorted(nodes, key=lambda i: -nodes[i].depth):  # children before parents
+            node = nodes[i]
+            if node.pruned or any(c in cut for c in node.children):
+                cut.add(i)
+        return {
+            i: (node.value, self.true_values[i])
+            for i, node in nodes.items()
+            if node.done and node.value is not None and i in self.true_values and i not in cut
+            and node.value != self.true_values[i]
+        }
 
     @property
     def cutoffs(self) -> int:
@@ -203,12 +228,22 @@ def record(
 # --- a student's own search, recorded through its calls to result() --------------------------
 
 
+SEARCH_NAMES = ("minimax", "alphabeta")  # a recorded search's move: what these return at the root
+VALUE_NAMES = ("max_value", "min_value", "value")  # its values: what these return, where they exist
+
+
 class CallRecorder:
-    """Builds a trace from the calls a CS50-style search makes to ``result`` and ``utility``.
+    """Builds a trace from the calls a CS50-style search makes to ``result`` and ``utility``,
+    and from what its own ``max_value``, ``min_value`` or ``value`` return.
 
     The parent of each ``result(board, action)`` call is the most recent node holding `board`,
     which is right both for searches that recurse at once and for ones that make all children
-    first. Only the tree's shape and its game-over values are known this way.
+    first. Each node's value is what the student's value function returned for its board (when
+    the notebook has one: otherwise only the game-over values are known, and the drawing backs
+    the others up); the move the search chose at the root is what its ``minimax`` or
+    ``alphabeta`` returned (`chose`). A node where the search tried only some of the legal
+    moves is a cut-off: the moves it never tried are its skipped moves. Recording never changes
+    what the student's code does: a board it cannot read is left out of the tree.
     """
 
     def __init__(self) -> None:
@@ -218,35 +253,154 @@ class CallRecorder:
         self.events: list[Event] = []
         self._latest: dict[str, int] = {}  # board -> the newest node holding it
         self._depth: list[int] = []  # node id -> depth
-        self._valued: set[int] = set()
+        self._states: list[str] = []  # node id -> board
+        self._valued: dict[int, Any] = {}  # node -> its game-over value (Leaf)
+        self._exited: dict[int, int] = {}  # node -> index of its Exit event
+        self.chosen: Any = None
 
     def _node_for(self, text: str, parent: Optional[int], move: Any, depth: int) -> int:
         node = len(self._depth)
         self._depth.append(depth)
+        self._states.append(text)
         self._latest[text] = node
         self.events.append(Enter(node, parent, move, text, depth, self.game.to_move(text) == "X", -math.inf, math.inf))
         return node
 
     def on_result(self, board: Any, action: Any, child: Any) -> None:
-        from ttt.tictactoe import to_text
-
-        before, after = to_text(board), to_text(child)
+        before, after = _text(board), _text(child)
+        if before is None or after is None:
+            return
+        try:
+            square = 3 * action[0] + action[1]
+        except (TypeError, IndexError):
+            return
         parent = self._latest.get(before)
         if parent is None:
             parent = self._node_for(before, None, None, 0)
-        self._node_for(after, parent, 3 * action[0] + action[1], self._depth[parent] + 1)
+        self._node_for(after, parent, square, self._depth[parent] + 1)
 
     def on_utility(self, board: Any, value: Any) -> None:
-        from ttt.tictactoe import to_text
-
-        node = self._latest.get(to_text(board))
-        if node is not None and node not in self._valued:
-            self._valued.add(node)
+        text = _text(board)
+        node = self._latest.get(text) if text is not None else None
+        if node is not None and node not in self._valued and _is_number(value):
+            self._valued[node] = value
             self.events.append(Leaf(node, value, True))
 
+    def on_value(self, board: Any, value: Any) -> None:
+        """Record that the student's value function returned `value` for `board`."""
+        text = _text(board)
+        if text is None or not _is_number(value):
+            return
+        node = self._latest.get(text)
+        if node is None:  # a value asked for at the root, before any move was tried
+            node = self._node_for(text, None, None, 0)
+        if node in self._valued and self._valued[node] == value:
+            return
+        if node in self._exited:
+            self.events[self._exited[node]] = Exit(node, value, None, -math.inf, math.inf)
+            return
+        self._exited[node] = len(self.events)
+        self.events.append(Exit(node, value, None, -math.inf, math.inf))
+
+    def chose(self, board: Any, action: Any) -> None:
+        """Record that the search returned `action` (i, j) for `board`, the root of the tree.
+
+        `record_calls` does this itself when the search is called through the namespace's
+        ``minimax`` or ``alphabeta``; code that calls the search function object directly
+        (a widget holding it, say) tells the recorder here.
+        """
+        text = _text(board)
+        try:
+            square = 3 * action[0] + action[1]
+        except (TypeError, IndexError):
+            return
+        if text is not None and self._states and self._states[0] == text:
+            self.chosen = square
+
     def trace(self) -> Trace:
-        """Return what was recorded so far as a Trace (no search result: it was the student's)."""
-        return Trace(self.game, list(self.events), None, "your search")
+        """Return what was recorded so far as a Trace (no search result: it was the student's).
+
+        Its nodes' values are the student's own where they are known (each inner node's best
+        move is then the first child holding its value; the root's, the move the search chose),
+        a node where the search skipped legal moves has a cut-off naming them, and
+        `true_values` holds each node's value with perfect play, so that a value the student's
+        code got wrong can be shown as such (`Trace.wrong_values`).
+        """
+        from ttt.games import classic
+
+        events = list(self.events)
+        children: dict[int, list[int]] = {}
+        moves_of: dict[int, dict[Any, int]] = {}
+        for e in events:
+            if isinstance(e, Enter) and e.parent is not None:
+                children.setdefault(e.parent, []).append(e.node)
+                moves_of.setdefault(e.parent, {})[e.move] = e.node
+        values = {e.node: e.value for e in events if isinstance(e, (Leaf, Exit))}
+        exits = {e.node for e in events if isinstance(e, Exit)}
+        if 0 in moves_of and 0 not in exits and exits:  # the root's value: its chosen child's, as the search chose it
+            if self.chosen in moves_of[0] and moves_of[0][self.chosen] in values:
+                events.append(Exit(0, values[moves_of[0][self.chosen]], self.chosen, -math.inf, math.inf))
+            elif self.chosen is None and all(c in values for c in moves_of[0].values()):  # chosen not told (`chose`)
+                found = [values[c] for c in moves_of[0].values()]
+                maximizing = self.game.to_move(self._states[0]) == "X"
+                events.append(Exit(0, max(found) if maximizing else min(found), None, -math.inf, math.inf))
+        # best moves of the inner nodes whose values the student's code gave (the root's: the chosen one, when told)
+        for k, e in enumerate(events):
+            if isinstance(e, Exit) and e.move is None and e.node in moves_of:
+                move = self.chosen if e.node == 0 and self.chosen in moves_of[0] else next(
+                    (m for m, c in moves_of[e.node].items() if values.get(c) == e.value), None)
+                events[k] = Exit(e.node, e.value, move, e.alpha, e.beta)
+        # cut-offs: the legal moves a node's search never tried, just after its last child's events
+        before_exit: dict[int, int] = {}  # node -> index of the last event of its subtree, before its own Exit
+        whole: dict[int, int] = {}  # node -> index of the last event of its subtree, its Exit included
+        parent_of: dict[int, Optional[int]] = {}
+        move_of: dict[int, Any] = {}
+        for k, e in enumerate(events):
+            if isinstance(e, Enter):
+                parent_of[e.node], move_of[e.node] = e.parent, e.move
+            if not isinstance(e, Exit):
+                before_exit[e.node] = k
+            whole[e.node] = k
+        for node in sorted(whole, reverse=True):  # ids grow down the tree: children before parents
+            parent = parent_of.get(node)
+            if parent is not None:
+                before_exit[parent] = max(before_exit[parent], whole[node])
+                whole[parent] = max(whole[parent], whole[node])
+        inserts = []
+        for node, kids in children.items():
+            state = self._states[node]
+            tried = {move_of[c] for c in kids}
+            try:
+                skipped = () if classic.is_terminal(state) else tuple(m for m in classic.moves(state) if m not in tried)
+            except Exception:  # noqa: BLE001  (a board the rules cannot read: no cut-off to show)
+                skipped = ()
+            if skipped:
+                inserts.append((before_exit[node] + 1, Cutoff(node, values.get(node, math.nan), -math.inf, math.inf, skipped)))
+        for k, cutoff in sorted(inserts, key=lambda x: -x[0]):
+            events.insert(k, cutoff)
+        truth: dict[str, Optional[float]] = {}
+        for state in set(self._states):
+            try:
+                classic.check_reachable(state)
+                truth[state] = classic.value(state)
+            except ValueError:
+                truth[state] = None
+        true_values = {node: truth[state] for node, state in enumerate(self._states) if truth[state] is not None}
+        return Trace(self.game, events, None, "your search", self.chosen, true_values)
+
+
+def _text(board: Any) -> Optional[str]:
+    """Return a CS50 board as text, or None if it is not one (recording must never fail the search)."""
+    from ttt.tictactoe import to_text
+
+    try:
+        return to_text(board)
+    except Exception:  # noqa: BLE001
+        return None
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 @contextlib.contextmanager
@@ -254,31 +408,45 @@ def record_calls(namespace: MutableMapping[str, Any]) -> Iterator[CallRecorder]:
     """Record the tree a search explores through ``namespace['result']`` while inside the block.
 
     `namespace` is where the search looks its functions up: a notebook's ``globals()``, or a
-    module's ``vars(module)``. ``result`` (and ``utility``, when present) are wrapped for the
-    duration and put back afterwards, even if the search raises.
+    module's ``vars(module)``. ``result`` and, when present, ``utility``, the value functions
+    (`VALUE_NAMES`) and the searches (`SEARCH_NAMES`) are wrapped for the duration and put
+    back afterwards, even if the search raises. The wrappers pass every call and every
+    exception through unchanged.
     """
     recorder = CallRecorder()
-    originals = {name: namespace.get(name) for name in ("result", "utility")}
-    if originals["result"] is None:
+    names = ("result", "utility") + VALUE_NAMES + SEARCH_NAMES
+    originals = {name: namespace.get(name) for name in names if callable(namespace.get(name))}
+    if "result" not in originals:
         raise ValueError("there is no result() function here to record: define result(board, action) first")
+    searching = [0]
 
-    def result(board, action, _result=originals["result"]):
-        child = _result(board, action)
-        recorder.on_result(board, action, child)
-        return child
+    def wrap(name: str, original: Callable) -> Callable:
+        @functools.wraps(original)
+        def wrapped(*args: Any, **kwargs: Any) -> Any:
+            if name in SEARCH_NAMES:
+                searching[0] += 1
+            try:
+                answer = original(*args, **kwargs)
+            finally:
+                if name in SEARCH_NAMES:
+                    searching[0] -= 1
+            if args:
+                if name == "result" and len(args) >= 2:
+                    recorder.on_result(args[0], args[1], answer)
+                elif name == "utility":
+                    recorder.on_utility(args[0], answer)
+                elif name in VALUE_NAMES:
+                    recorder.on_value(args[0], answer)
+                elif name in SEARCH_NAMES and searching[0] == 0:
+                    recorder.chose(args[0], answer)
+            return answer
 
-    namespace["result"] = result
-    if originals["utility"] is not None:
+        return wrapped
 
-        def utility(board, _utility=originals["utility"]):
-            value = _utility(board)
-            recorder.on_utility(board, value)
-            return value
-
-        namespace["utility"] = utility
+    for name, original in originals.items():
+        namespace[name] = wrap(name, original)
     try:
         yield recorder
     finally:
         for name, original in originals.items():
-            if original is not None:
-                namespace[name] = original
+            namespace[name] = original

@@ -1,7 +1,7 @@
 """Classic 3x3 tic-tac-toe on immutable string boards, and a perfect-play solver.
 
 A board is nine characters row by row, ``'X'``, ``'O'`` or ``'.'``; squares are numbered
-0-8 in the same order (seeds 003 and 004 number them this way):
+0-8 in the same order (the CSC 242 write-up and the win-block-best-square game number them this way):
 
     0 1 2
     3 4 5
@@ -81,7 +81,7 @@ def check_reachable(board: Board) -> None:
 def format_board(board: Board, *, inline: bool = False, numbered: bool = False) -> str:
     """Return the board as text: three lines, or ``XO./.X./..O`` when `inline`.
 
-    With `numbered`, free squares show their number (0-8), as in seeds 003 and 004.
+    With `numbered`, free squares show their number (0-8), as in the CSC 242 write-up and the win-block-best-square game.
     """
     cells = [str(i) if numbered and c == "." else c for i, c in enumerate(board)]
     rows = ["".join(cells[r : r + 3]) for r in (0, 3, 6)]
