@@ -1,4 +1,4 @@
-"""Tic Tac Toe Player: the CS50 AI functions (seed 002), the reference solution.
+"""Tic Tac Toe Player: the CS50 AI functions (the CS50 project), the reference solution.
 
 Boards are CS50 boards: a list of three rows, each a list of three squares that are ``X``,
 ``O`` or ``EMPTY``. An action is a tuple ``(i, j)``: row ``i`` and column ``j``, each 0-2.
@@ -50,7 +50,8 @@ def result(board, action):
     try:
         after = classic.play(text, square)
     except InvalidActionError as error:
-        raise InvalidActionError(str(error).replace(f"square {square}", f"square {tuple(action)}")) from None
+        said = str(error).removesuffix(f" on {classic.format_board(text, inline=True)}")  # in CS50 words: no text board
+        raise InvalidActionError(said.replace(f"square {square}", f"square {tuple(action)}")) from None
     return from_text(after)
 
 
