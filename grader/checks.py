@@ -152,7 +152,7 @@ def _failure(call: str, problem: str, picture: list[str], *, expected: Any, got:
     if got is not None:
         lines.append(f"returned: {got}")
     if note:
-        lines += ["", note]
+        lines += ([] if lines[-1] == "" else [""]) + [note]
     if checked:
         lines += ["", f"(the first failing case; {checked})"]
     return CheckFailed("\n".join(lines).rstrip())
@@ -363,7 +363,7 @@ def _student_raised(error: BaseException) -> bool:
 def _not_an_exception(error: BaseException) -> str:
     """Return the sentence for a student's function that raised a BaseException that is not an Exception."""
     name = _type_name(error)
-    said = f": {error}" if str(error) else ""
+    said = f": {str(error).rstrip('.')}" if str(error) else ""
     return (f"raised {name}{said}. {name} is not an Exception: it is meant to stop the whole program "
             f"(Ctrl-C, sys.exit), and `except Exception` does not catch it, so the game would stop here. "
             f"Raise an Exception instead, for example raise ValueError(\"...\").")
@@ -645,22 +645,30 @@ def _on_its_own(name: str, kind: Optional[str] = None) -> Callable:
                 if not own or getattr(error, "fatal", False):
                     raise
                 texts = getattr(error, "texts", ())
+                as_written = error
             stand_ins = {h: _stand_in(h) for h in own}
+            function = _fresh(function, name)  # a memo filled by the student's own helpers would keep their answers
+            student = _Student(function, name, kind)
             with _helpers_replaced(function, **stand_ins):
                 if texts:
-                    with _focused(texts):
-                        _quietly(body, student, **kwargs)  # still failing there: its own mistake, reported
+                    try:
+                        with _focused(texts):
+                            _quietly(body, student, **kwargs)
+                    except (CheckFailed, NotImplementedError):
+                        raise as_written from None  # still failing there: its own mistake, shown as written
                 summary = _quietly(body, student, **kwargs)
             seen: dict = {}
+            function = _fresh(function, name)
+            student = _Student(function, name, kind)
             namespace = _plain(function).__globals__
             with _helpers_replaced(function, **{h: _Spy(h, namespace[h], seen) for h in own}), _focused(texts or None):
                 with contextlib.suppress(CheckFailed, NotImplementedError):
                     _quietly(body, student, **kwargs)
             blamed = [h for h in own if seen.get(h)] or [h for h in own if h in seen] or own
             how = "; ".join(seen[h] for h in blamed if seen.get(h))
-            helpers = " and ".join(f"the CS50 {h}" for h in own)
-            text = (f"{summary.rstrip('.')}, with {helpers} in place of yours. As written it fails, because it calls "
-                    f"your own {' and '.join(blamed)}" + (f" ({how})" if how else "") + ": that is marked there, not here.")
+            called = [h for h in own if h in seen] or own
+            text = (f"{summary.rstrip('.')}, with the CS50 {_and(called)} in place of yours. As written it fails, because it "
+                    f"calls your own {_and(blamed)}" + (f" ({how})" if how else "") + ": that is marked there, not here.")
             passed = Passed(_summary(text))
             passed.broken_by = tuple(blamed)
             return passed
@@ -668,6 +676,26 @@ def _on_its_own(name: str, kind: Optional[str] = None) -> Callable:
         return check
 
     return decorate
+
+
+def _and(names: Sequence[str]) -> str:
+    """Return 'a', 'a and b', 'a, b and c'."""
+    return " and ".join(names) if len(names) < 3 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
+_FRESH: list = [None]  # a callable: name -> that function from a new copy of the student's file (ttt-grader check)
+
+
+def _fresh(function: Callable, name: str) -> Callable:
+    """Return `function` with its memo emptied: from a new copy of its file where one can be loaded, else with
+    every ``functools.lru_cache`` in its namespace cleared (a notebook's own dict memo is left as it is)."""
+    if _FRESH[0] is not None:
+        return _FRESH[0](name)
+    for value in list((getattr(_plain(function), "__globals__", None) or {}).values()):
+        clear = getattr(value, "cache_clear", None)
+        if callable(clear) and hasattr(value, "cache_info"):
+            clear()
+    return function
 
 
 def _quietly(body: Callable[..., str], student: _Student, **kwargs: Any) -> str:
