@@ -548,7 +548,7 @@ def _own_helpers(function: Callable, name: str) -> list[str]:
         helper = namespace.get(other)
         if other == name or not callable(helper) or helper is function or _plain(helper) is _plain(getattr(ref, other)):
             continue
-        if isinstance(_plain(helper), types.FunctionType) and _plain(helper).__module__.split(".")[0] in ("ttt", "grader"):
+        if isinstance(_plain(helper), types.FunctionType) and (_plain(helper).__module__ or "").split(".")[0] in ("ttt", "grader"):
             continue  # the package's own, handed to the student
         own.append(other)
     return own

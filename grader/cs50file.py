@@ -69,7 +69,7 @@ def _check_one(path: Path, name: str, *, timeout: float) -> CheckResult:
         command = [sys.executable, "-m", "grader.cs50file", str(path), name, str(out), str(note), str(timeout)]
         try:
             done = subprocess.run(command, cwd=path.parent, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                  stderr=subprocess.PIPE, timeout=timeout * WALL_FACTOR + 10, text=True, errors="replace")
+                                  stderr=subprocess.PIPE, timeout=timeout * WALL_FACTOR + 60, text=True, errors="replace")
             code = done.returncode
         except subprocess.TimeoutExpired:
             code = None
@@ -79,7 +79,7 @@ def _check_one(path: Path, name: str, *, timeout: float) -> CheckResult:
             return CheckResult(name, found["passed"], found["message"], seconds, found["cpu_seconds"], found["broken_by"])
         during = _last_call(note)
         if code is None:
-            why = f"timed out: {name} was still running after {timeout * WALL_FACTOR + 10:g} s of wall-clock time"
+            why = f"timed out: {name} was still running after {timeout * WALL_FACTOR + 60:g} s of wall-clock time"
         elif code in (-24, 152):  # SIGXCPU: the CPU-time limit
             why = f"timed out: the check of {name} used more than its {timeout:g} s of CPU time"
         else:
