@@ -132,7 +132,7 @@ def _type_name(value: Any) -> str:
     """
     kind = value if isinstance(value, type) else type(value)
     module = kind.__module__ or ""
-    if module == "builtins":
+    if module in ("builtins", "__main__"):
         return kind.__qualname__
     if module.split(".")[0] in ("ttt", "grader"):
         return next(base.__qualname__ for base in kind.__mro__ if base.__module__ == "builtins")
