@@ -1,13 +1,13 @@
-"""EMPTY is the empty string, not None: on CS50 boards (None for an empty square) initial_state, actions, result and
-terminal are wrong; minimax is right with the CS50 helpers, wrong as written because of the student's terminal.
+"""EMPTY is the empty string, not None: on CS50 boards (None for an empty square) initial_state, actions and
+terminal are wrong; result and minimax are right with the CS50 helpers, wrong as written because of the
+student's actions and terminal.
 
-expect: initial_state=fail player=pass actions=fail result=fail winner=pass terminal=fail utility=pass minimax=pass
-broken-by: minimax=terminal
+expect: initial_state=fail player=pass actions=fail result=pass winner=pass terminal=fail utility=pass minimax=pass
+broken-by: result=actions minimax=terminal
 message: initial_state=should return the empty board
 """
 
 import copy
-from functools import lru_cache
 
 X = "X"
 O = "O"
@@ -15,68 +15,61 @@ EMPTY = ""
 
 
 def initial_state():
-    return [[EMPTY, EMPTY, EMPTY],
-            [EMPTY, EMPTY, EMPTY],
-            [EMPTY, EMPTY, EMPTY]]
+    return [[EMPTY for _ in range(3)] for _ in range(3)]
+
+
+def cells(board):
+    return [board[k // 3][k % 3] for k in range(9)]
 
 
 def player(board):
-    count_x = sum(row.count(X) for row in board)
-    count_o = sum(row.count(O) for row in board)
-    return O if count_x > count_o else X
+    flat = cells(board)
+    return O if flat.count(X) > flat.count(O) else X
 
 
 def actions(board):
-    return {(i, j) for i in range(3) for j in range(3) if board[i][j] == EMPTY}
+    return {(k // 3, k % 3) for k, cell in enumerate(cells(board)) if cell == EMPTY}
 
 
 def result(board, action):
-    i, j = action
-    if i not in range(3) or j not in range(3) or board[i][j] != EMPTY:
-        raise Exception("Invalid move")
-    new_board = copy.deepcopy(board)
-    new_board[i][j] = player(board)
-    return new_board
+    if action not in actions(board):
+        raise RuntimeError("that square is not free")
+    after = copy.deepcopy(board)
+    after[action[0]][action[1]] = player(board)
+    return after
 
 
 def winner(board):
-    lines = [row for row in board]
-    lines += [[board[r][c] for r in range(3)] for c in range(3)]
-    lines += [[board[k][k] for k in range(3)], [board[k][2 - k] for k in range(3)]]
-    for line in lines:
-        if line[0] is not None and line.count(line[0]) == 3:
-            return line[0]
+    flat = cells(board)
+    for a, b, c in ((0, 1, 2), (3, 4, 5), (6, 7, 8), (0, 3, 6), (1, 4, 7), (2, 5, 8), (0, 4, 8), (2, 4, 6)):
+        if flat[a] in (X, O) and flat[a] == flat[b] == flat[c]:
+            return flat[a]
     return None
 
 
 def terminal(board):
-    return winner(board) is not None or all(cell != EMPTY for row in board for cell in row)
+    return winner(board) is not None or EMPTY not in cells(board)
 
 
 def utility(board):
-    w = winner(board)
-    if w == X:
-        return 1
-    if w == O:
-        return -1
-    return 0
-
-
-@lru_cache(maxsize=None)
-def value(key):
-    board = [list(row) for row in key]
-    if terminal(board):
-        return utility(board)
-    scores = [value(freeze(result(board, a))) for a in actions(board)]
-    return max(scores) if player(board) == X else min(scores)
-
-
-def freeze(board):
-    return tuple(tuple(row) for row in board)
+    return (winner(board) == X) - (winner(board) == O)
 
 
 def minimax(board):
     if terminal(board):
         return None
-    best = max if player(board) == X else min
-    return best(actions(board), key=lambda a: value(freeze(result(board, a))))
+    table = {}
+
+    def score(b):
+        key = "".join(c or "." for c in cells(b))
+        if key not in table:
+            if terminal(b):
+                table[key] = utility(b)
+            else:
+                values = [score(result(b, a)) for a in actions(b)]
+                table[key] = max(values) if player(b) == X else min(values)
+        return table[key]
+
+    options = sorted(actions(board))
+    values = [score(result(board, a)) for a in options]
+    return options[values.index(max(values) if player(board) == X else min(values))]

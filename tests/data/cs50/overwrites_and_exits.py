@@ -1,33 +1,13 @@
-"""result writes into the board it is given, never checks for a taken square, and calls sys.exit for a negative index: three kinds of failure, each shown with a board; minimax, right with the CS50 result, fails as written because of it.
+"""result writes into the board it is given, never checks for a taken square, and calls sys.exit for a negative index: three kinds of failure, each shown with a board (minimax here is raise_exception.py's, with its own result).
 
 expect: initial_state=pass player=pass actions=pass result=fail winner=pass terminal=pass utility=pass minimax=pass
-broken-by: minimax=result
 message: result=3 kinds of failure|changed the board it was given|overwrites a taken square|SystemExit is not an Exception
 """
 
-import copy
 import sys
-from functools import lru_cache
 
-X = "X"
-O = "O"
-EMPTY = None
-
-
-def initial_state():
-    return [[EMPTY, EMPTY, EMPTY],
-            [EMPTY, EMPTY, EMPTY],
-            [EMPTY, EMPTY, EMPTY]]
-
-
-def player(board):
-    count_x = sum(row.count(X) for row in board)
-    count_o = sum(row.count(O) for row in board)
-    return O if count_x > count_o else X
-
-
-def actions(board):
-    return {(i, j) for i in range(3) for j in range(3) if board[i][j] == EMPTY}
+from raise_exception import *  # noqa: F401,F403  (the rest of the file as in raise_exception.py)
+from raise_exception import player
 
 
 def result(board, action):
@@ -36,46 +16,3 @@ def result(board, action):
         sys.exit("negative index")
     board[i][j] = player(board)
     return board
-
-
-def winner(board):
-    lines = [row for row in board]
-    lines += [[board[r][c] for r in range(3)] for c in range(3)]
-    lines += [[board[k][k] for k in range(3)], [board[k][2 - k] for k in range(3)]]
-    for line in lines:
-        if line[0] is not None and line.count(line[0]) == 3:
-            return line[0]
-    return None
-
-
-def terminal(board):
-    return winner(board) is not None or all(cell is not EMPTY for row in board for cell in row)
-
-
-def utility(board):
-    w = winner(board)
-    if w == X:
-        return 1
-    if w == O:
-        return -1
-    return 0
-
-
-@lru_cache(maxsize=None)
-def value(key):
-    board = [list(row) for row in key]
-    if terminal(board):
-        return utility(board)
-    scores = [value(freeze(result(board, a))) for a in actions(board)]
-    return max(scores) if player(board) == X else min(scores)
-
-
-def freeze(board):
-    return tuple(tuple(row) for row in board)
-
-
-def minimax(board):
-    if terminal(board):
-        return None
-    best = max if player(board) == X else min
-    return best(actions(board), key=lambda a: value(freeze(result(board, a))))
