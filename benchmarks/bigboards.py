@@ -3,9 +3,9 @@
 Prints, for nine-board and ultimate tic-tac-toe: nodes per second of depth-limited alpha-beta;
 the depth iterative deepening completes in 1 s from the opening and from a mid-game position;
 the time of a depth-4 search from the opening, for nine-board beside a naive baseline written
-here the way seed 003 did it (boards as lists copied for every successor, the line heuristic
+here the way the CSC 242 write-up did it (boards as lists copied for every successor, the line heuristic
 recomputed at every leaf, no move ordering, no caching); and a match, alternating who moves
-first, of the `default` player at `--seconds` per move against `seed-003` (depth 4).
+first, of the `default` player at `--seconds` per move against `line-count` (depth 4).
 
     python benchmarks/bigboards.py [--games 100] [--seconds 1] [--game nine-board|ultimate|both]
                                    [--match-only | --no-match]
@@ -28,13 +28,13 @@ from ttt.games import get_game
 GAMES = ("nine-board", "ultimate")
 
 
-# --- the naive baseline: seed 003's AdvancedTTT, written plainly ----------------------------------
+# --- the naive baseline: the CSC 242 write-up's AdvancedTTT, written plainly ----------------------------------
 
 LINES = ((0, 1, 2), (3, 4, 5), (6, 7, 8), (0, 3, 6), (1, 4, 7), (2, 5, 8), (0, 4, 8), (2, 4, 6))
 
 
 class NaiveState:
-    """Seed 003's AdvState: nine boards as lists, the player to move, the board sent to."""
+    """The CSC 242 write-up's AdvState: nine boards as lists, the player to move, the board sent to."""
 
     def __init__(self, boards: list, player: str, position):
         self.boards, self.player, self.position = boards, player, position
@@ -101,7 +101,7 @@ def naive_value(state: NaiveState, depth: int, alpha: float, beta: float, counte
 
 
 def naive_search(depth: int) -> tuple[float, int]:
-    """Return (value for X, nodes) of seed 003's depth-limited alpha-beta from the opening."""
+    """Return (value for X, nodes) of the CSC 242 write-up's depth-limited alpha-beta from the opening."""
     counter = [0]
     root = NaiveState([[None] * 9 for _ in range(9)], "X", None)
     return naive_value(root, depth, -math.inf, math.inf, counter), counter[0]
@@ -111,8 +111,8 @@ def naive_search(depth: int) -> tuple[float, int]:
 
 
 def mid_game(game, plies: int = 14, seed: int = 3):
-    """Return the position after `plies` moves of seed-003 against itself (seeded, repeatable)."""
-    player = agents.make("seed-003", seed, game=game.name)
+    """Return the position after `plies` moves of line-count against itself (seeded, repeatable)."""
+    player = agents.make("line-count", seed, game=game.name)
     state = game.initial()
     for _ in range(plies):
         state = game.play(state, player(state))
@@ -146,29 +146,29 @@ def depth4(name: str) -> None:
     rows = []
     if name == "nine-board":
         (value, nodes), t = timed(lambda: naive_search(4))
-        rows.append(("naive (seed 003: copied lists, no ordering, no cache)", value, nodes, t))
-    for label, evaluate in (("seed 003's heuristic, ordered, cached", game.seed003_evaluate),
+        rows.append(("naive (the CSC 242 write-up: copied lists, no ordering, no cache)", value, nodes, t))
+    for label, evaluate in (("the CSC 242 write-up's heuristic, ordered, cached", game.line_count_evaluate),
                             ("own heuristic (default), ordered, cached", game.evaluate)):
         r, t = timed(lambda: search.depth_limited(game, state, depth=4, evaluate=evaluate, order=game.order_moves))
         rows.append((label, r.value, r.nodes, t))
     for label, value, nodes, t in rows:
         print(f"{label:<52}{value:>8.0f}{nodes:>10,}{t:>10.4f}")
     if name == "nine-board":
-        print(f"speed-up of seed 003's heuristic over the naive search: {rows[0][3] / rows[1][3]:.0f}x "
+        print(f"speed-up of the CSC 242 write-up's heuristic over the naive search: {rows[0][3] / rows[1][3]:.0f}x "
               f"(same value: {rows[0][1] == rows[1][1]})")
-    print("Goal: depth 4 in under 0.1 s (seed 003 reports minutes).")
+    print("Goal: depth 4 in under 0.1 s (the CSC 242 write-up reports minutes).")
     print()
 
 
 def run_match(name: str, games: int, seconds: float, seed: int) -> dict:
     game = get_game(name)
     a = agents.make("default", seed, game=name, seconds=seconds)
-    b = agents.make("seed-003", seed + 1, game=name)
+    b = agents.make("line-count", seed + 1, game=name)
     t0 = time.perf_counter()
-    outcome = match(game, a, b, games=games, names=("default", "seed-003"), progress=sys.stderr.isatty())
+    outcome = match(game, a, b, games=games, names=("default", "line-count"), progress=sys.stderr.isatty())
     elapsed = time.perf_counter() - t0
     r = outcome["results"]["default"]
-    print(f"{name}: {games} games, default at {seconds:g} s per move against seed-003 (depth 4), alternating first")
+    print(f"{name}: {games} games, default at {seconds:g} s per move against line-count (depth 4), alternating first")
     print(f"{'player':<10}{'wins':>6}{'draws':>7}{'losses':>8}")
     for who, row in outcome["results"].items():
         print(f"{who:<10}{row['wins']:>6}{row['draws']:>7}{row['losses']:>8}")

@@ -208,7 +208,7 @@ FORBIDDEN: dict[str, tuple[Callable, ...]] = {
     "win_block": (ref_players.win_block_move, classic.winning_squares) + _PLAYERS,
 }
 FORBIDDEN["alphabeta"] = FORBIDDEN["minimax"]
-FORBIDDEN["line_score"] = (bigboard.seed003_small, bigboard.seed003_evaluate, nineboard.small_lines)
+FORBIDDEN["line_score"] = (bigboard.line_count_small, bigboard.line_count_evaluate, nineboard.small_lines)
 FORBIDDEN["evaluate"] = FORBIDDEN["line_score"] + (nineboard.evaluate,)
 FORBIDDEN["depth_limited"] = _SEARCHES + _PLAYERS + (search.mcts,)
 
@@ -1242,7 +1242,7 @@ _RK_CODE = {".": 2, "X": 3, "O": 5}
 
 
 def rk_board(board: Board) -> list[int]:
-    """Return Rich & Knight's board for a CS50 board: [0] unused (0), then B[1..9] row by row, 2 blank, 3 X, 5 O (seed 001)."""
+    """Return Rich & Knight's board for a CS50 board: [0] unused (0), then B[1..9] row by row, 2 blank, 3 X, 5 O (Rich & Knight's Program 2)."""
     return [0] + [_RK_CODE[c] for c in ref.to_text(board)]
 
 
@@ -1263,7 +1263,7 @@ def check_rk_board(student_rk_board: Callable) -> str:
 def check_poss_win(poss_win: Callable) -> str:
     """Print and return a one-line summary if `poss_win(B, p)` finds a winning square 1-9 for p, or 0 when there is none.
 
-    Checked for X and for O on every position not over. Seed 001 checks the lines one at a
+    Checked for X and for O on every position not over. Rich & Knight's Program 2 checks the lines one at a
     time and returns the first it finds; any winning square is accepted.
     """
     student = _Student(poss_win, "poss_win")
@@ -1286,16 +1286,16 @@ def check_poss_win(poss_win: Callable) -> str:
     return _passed("poss_win", f"{2 * len(boards):,} cases")
 
 
-# --- lesson 3: seed 004's win-block player ------------------------------------------------------
+# --- lesson 3: the win-block-best-square game's win-block player ------------------------------------------------------
 
 
 @_guarded
 def check_win_block(win_block: Callable) -> str:
-    """Print and return a one-line summary if `win_block(board)` plays seed 004's cpuMove on every position not over.
+    """Print and return a one-line summary if `win_block(board)` plays the win-block-best-square game's cpuMove on every position not over.
 
     It must win if it can (any winning square), else block (any square where the opponent
-    would win), else take the first free square of 4, 0, 2, 6, 8, 1, 3, 5, 7 (seed 004's
-    BEST_MOVES, squares numbered row by row). Seed 004 tests the block with its own piece, so
+    would win), else take the first free square of 4, 0, 2, 6, 8, 1, 3, 5, 7 (the win-block-best-square game's
+    BEST_MOVES, squares numbered row by row). The win-block-best-square game tests the block with its own piece, so
     as written it never blocks; the intent, blocking, is what is checked.
     """
     student = _Student(win_block, "win_block")
@@ -1520,12 +1520,12 @@ def check_alphabeta_calls(alphabeta: Callable, *, fraction: float = ALPHABETA_CA
     )
 
 
-# --- lesson 6: seed 003's nine-board game --------------------------------------------------------
+# --- lesson 6: the CSC 242 write-up's nine-board game --------------------------------------------------------
 
 
 def line_score(small: str, player: str) -> int:
-    """Return seed 003's score of one small board for `player`: over the 8 lines holding no
-    opponent mark, 5 for a line with one of `player`'s marks, 10 for a line with two (seed 003's
+    """Return the CSC 242 write-up's score of one small board for `player`: over the 8 lines holding no
+    opponent mark, 5 for a line with one of `player`'s marks, 10 for a line with two (the CSC 242 write-up's
     boardVal, as its prose says; a full line scores nothing, it has ended the game)."""
     them = "O" if player == "X" else "X"
     score = 0
@@ -1618,7 +1618,7 @@ def check_line_score(student_line_score: Callable) -> str:
 
 @_guarded
 def check_evaluate(evaluate: Callable) -> str:
-    """Print and return a one-line summary if `evaluate(state)` equals seed 003's heuristic (``seed003_evaluate``).
+    """Print and return a one-line summary if `evaluate(state)` equals the CSC 242 write-up's heuristic (``line_count_evaluate``).
 
     Checked on every position of 120 seeded random nine-board games. While it runs, the
     student's own ``line_score`` (if the notebook has one) is replaced by the reference, so a
@@ -1632,22 +1632,22 @@ def check_evaluate(evaluate: Callable) -> str:
     with substituted(namespace, **swap):
         for state in positions:
             got = student(state, call="evaluate(state)", board=None, checked=checked)
-            expected = bigboard.seed003_evaluate(state)
+            expected = bigboard.line_count_evaluate(state)
             if isinstance(got, bool) or not isinstance(got, (int, float)) or got != expected:
-                per_board = ", ".join(f"{bigboard.seed003_small(state.small(b)):+d}" for b in range(9))
+                per_board = ", ".join(f"{bigboard.line_count_small(state.small(b)):+d}" for b in range(9))
                 raise _fail_big("evaluate(state)", state, "wrong estimate", expected=f"{expected:g}", got=_show(got),
                                 note=f"Board by board, X's line score minus O's: {per_board}.", checked=checked)
     return _passed("evaluate", f"{len(positions):,} positions")
 
 
 def _limited_value(state: Any, depth: int) -> float:
-    """Return the depth-limited alpha-beta value of `state` with seed 003's heuristic (0: the estimate itself)."""
+    """Return the depth-limited alpha-beta value of `state` with the CSC 242 write-up's heuristic (0: the estimate itself)."""
     game = nineboard.NineBoard()
     if game.is_terminal(state):
         return game.utility(state)
     if depth == 0:
-        return bigboard.seed003_evaluate(state)
-    return search.depth_limited(game, state, depth=depth, evaluate=bigboard.seed003_evaluate).value
+        return bigboard.line_count_evaluate(state)
+    return search.depth_limited(game, state, depth=depth, evaluate=bigboard.line_count_evaluate).value
 
 
 @functools.lru_cache(maxsize=None)
@@ -1671,7 +1671,7 @@ def check_depth_limited(depth_limited_move: Callable) -> str:
     """Print and return a one-line summary if `depth_limited_move(state, depth)` returns a move with the best depth-limited value.
 
     For each case of `depth_limited_cases`, the move's child, searched one level less deep
-    (with seed 003's heuristic at the limit and true utilities where the game ends), must
+    (with the CSC 242 write-up's heuristic at the limit and true utilities where the game ends), must
     have the value of the position searched `depth` deep: any move that achieves it is
     accepted. While it runs, the student's own ``evaluate`` and ``line_score`` are replaced by
     the reference, so a mistake there is not counted twice.
@@ -1682,7 +1682,7 @@ def check_depth_limited(depth_limited_move: Callable) -> str:
     cases = depth_limited_cases()
     where = f"{len(cases)} moves: {len({state for state, _ in cases})} positions from random games, at depths 1 to 3"
     checked = f"{where} are checked"
-    swap = {name: f for name, f in (("evaluate", bigboard.seed003_evaluate), ("line_score", line_score)) if callable(namespace.get(name))}
+    swap = {name: f for name, f in (("evaluate", bigboard.line_count_evaluate), ("line_score", line_score)) if callable(namespace.get(name))}
     start = time.perf_counter()
     with substituted(namespace, **swap):
         for state, depth in cases:

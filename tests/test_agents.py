@@ -89,7 +89,7 @@ def test_a_rule_based_player_does_lose_somewhere():
         never_loses(agents.make("win-block"), "O")
 
 
-def test_win_block_follows_seed_004_everywhere():
+def test_win_block_follows_its_design_everywhere():
     play = agents.make("win-block")
     for board in LIVE:
         me = mover(board)
@@ -97,7 +97,7 @@ def test_win_block_follows_seed_004_everywhere():
         assert play(board) == expected, board
 
 
-def test_ai1_follows_seed_000_where_its_rules_decide():
+def test_ai1_follows_its_design_where_its_rules_decide():
     players = [agents.make("ai1", seed=s) for s in SEEDS]
     decided = 0
     for board in LIVE:
@@ -113,7 +113,7 @@ def test_ai1_follows_seed_000_where_its_rules_decide():
     assert decided > 1000
 
 
-def test_ai2_follows_seed_000_where_its_rules_decide():
+def test_ai2_follows_its_design_where_its_rules_decide():
     players = [agents.make("ai2", seed=s) for s in SEEDS]
     decided = 0
     for board in LIVE:
@@ -132,7 +132,7 @@ def test_ai2_follows_seed_000_where_its_rules_decide():
 
 
 def poss_win_1_to_9(board: str, player: str) -> int:
-    """Program 2's PossWin, read from seed 001: products of 2/3/5 codes, 18 for X and 50 for O."""
+    """Program 2's PossWin, read from Rich & Knight's Program 2: products of 2/3/5 codes, 18 for X and 50 for O."""
     code = {".": 2, "X": 3, "O": 5}
     for line in LINES:
         product = code[board[line[0]]] * code[board[line[1]]] * code[board[line[2]]]
@@ -141,7 +141,7 @@ def poss_win_1_to_9(board: str, player: str) -> int:
     return 0
 
 
-def test_rich_knight_follows_seed_001_where_its_schedule_decides():
+def test_rich_knight_follows_program_2_where_its_schedule_decides():
     play = agents.make("rich-knight")
     decided = 0
     for board in LIVE:

@@ -55,7 +55,7 @@ def test_illegal_clicks_are_refused_with_the_reason_and_change_nothing():
 
 
 def test_playing_o_the_computer_opens_and_new_game_starts_again():
-    widget = BigBoard("ultimate", opponent="seed-003", side="O", seed=4)
+    widget = BigBoard("ultimate", opponent="line-count", side="O", seed=4)
     assert widget.state.squares.count("X") == 1 and widget.game.to_move(widget.state) == "O"
     assert "Your move (O)" in widget.status.value
     widget.side_picker.value = "X"  # switching sides starts a new game with the person to move
@@ -109,7 +109,7 @@ def test_in_ultimate_a_won_board_cannot_be_played_when_sent_anywhere():
 def test_bad_arguments_are_clear_errors():
     with pytest.raises(ValueError, match="unknown game 'chess'"):
         BigBoard("chess")
-    with pytest.raises(ValueError, match="unknown player 'minimax'; choose one of: default, mcts, random, seed-003"):
+    with pytest.raises(ValueError, match="unknown player 'minimax'; choose one of: default, line-count, mcts, random"):
         BigBoard("nine-board", opponent="minimax")
     with pytest.raises(ValueError, match="side must be 'X' or 'O'"):
         BigBoard("ultimate", side="Z")

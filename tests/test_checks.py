@@ -76,7 +76,7 @@ REFERENCE_CASES = [
     (checks.check_minimax, ref.minimax),
     (checks.check_rk_board, checks.rk_board),
     (checks.check_line_score, checks.line_score),
-    (checks.check_evaluate, bigboard.seed003_evaluate),
+    (checks.check_evaluate, bigboard.line_count_evaluate),
 ]
 
 
@@ -305,7 +305,7 @@ def test_initial_state_is_graded(capsys):
     assert "returned the same list twice" in failure(checks.check_initial_state, lambda: shared)
 
 
-def test_utility_with_seed_002s_typo():
+def test_utility_with_cs50_typo():
     message = failure(checks.check_utility, lambda board: 0 if naive.winner(board) is None else 1)
     assert "utility(board): wrong utility" in message and "expected: -1" in message and "a typo" in message
 
@@ -323,7 +323,7 @@ def test_win_block_that_never_blocks():
     assert "must block the opponent's line" in message
 
 
-def test_minimax_with_seed_003s_max_of_max_bug():
+def test_minimax_with_csc242_max_of_max_bug():
     ns = lesson(L4, edit=lambda src: src.replace("key=lambda action: min_value(", "key=lambda action: max_value("))
     message = failure(checks.check_minimax, ns["minimax"])
     assert "is not an optimal move for X" in message

@@ -36,7 +36,7 @@ BUGS = {
           "return [(i, j) for i in range(3) for j in range(3) if board[i][j] is EMPTY]")],
         {"actions-tests"},
     ),
-    "02-who-won": ([("        return -1\n", "        return 1\n")], {"utility-tests"}),  # seed 002's typo
+    "02-who-won": ([("        return -1\n", "        return 1\n")], {"utility-tests"}),  # the CS50 project's typo
     "03-rule-based-players": ([("for mark in (me, them):", "for mark in (me,):")], {"win-block-tests"}),
     "04-minimax": (  # max_value starts from 0, not -infinity: X cannot tell losing from drawing
         [("v = -math.inf", "v = 0")],

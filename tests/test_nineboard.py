@@ -1,4 +1,4 @@
-"""Seed 003's nine-board game: rules on hand-drawn positions, heuristics, search, players, CLI."""
+"""The CSC 242 write-up's nine-board game: rules on hand-drawn positions, heuristics, search, players, CLI."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 
 from ttt import InvalidActionError, InvalidBoardError, agents, search
 from ttt.games import get_game
-from ttt.games.bigboard import WIN_VALUE, BigState, parse_squares, seed003_evaluate
+from ttt.games.bigboard import WIN_VALUE, BigState, parse_squares, line_count_evaluate
 from ttt.games.nineboard import NEAR_WIN, NineBoard, evaluate
 
 GAME = NineBoard()
@@ -210,16 +210,16 @@ def test_impossible_pictures_are_refused(picture, message):
         ("OX.......", 5 - 5 - 5),  # X keeps column 1; O keeps column 0 and a diagonal
     ],
 )
-def test_seed003_line_scores_of_one_board(small, score):
-    assert seed003_evaluate(BigState(small + "." * 72)) == score
-    assert seed003_evaluate(BigState("." * 72 + small)) == score  # any board counts the same
+def test_line_count_line_scores_of_one_board(small, score):
+    assert line_count_evaluate(BigState(small + "." * 72)) == score
+    assert line_count_evaluate(BigState("." * 72 + small)) == score  # any board counts the same
 
 
-def test_seed003_sums_the_boards_x_minus_o():
+def test_line_count_sums_the_boards_x_minus_o():
     board_0 = 10  # X on cell 5: row 1 and column 2
     board_5 = -15  # O on corner 2: row 0, column 2, a diagonal
     board_8 = 10 + 5 + 5 - 5  # X X . / O . .: X's row of two, diagonal, column 1; O's row 1
-    assert seed003_evaluate(threat()) == board_0 + board_5 + board_8 == 10
+    assert line_count_evaluate(threat()) == board_0 + board_5 + board_8 == 10
 
 
 def test_evaluate_sees_an_immediate_win():
@@ -232,7 +232,7 @@ def test_heuristic_values_stay_below_the_win_value_in_random_games():
     for _ in range(30):
         state = GAME.initial()
         while not GAME.is_terminal(state):
-            for h in (evaluate, seed003_evaluate):
+            for h in (evaluate, line_count_evaluate):
                 assert abs(h(state)) < WIN_VALUE
             state = GAME.play(state, rng.choice(GAME.moves(state)))
         assert abs(GAME.utility(state)) >= WIN_VALUE or GAME.winner(state) is None
@@ -263,7 +263,7 @@ def test_depth_limited_search_agrees_with_a_full_search_near_the_end(blanks, boa
     state = near_end(blanks, board)
     full = search.alphabeta(GAME, state)
     left = state.squares.count(".")
-    for h in (GAME.evaluate, GAME.seed003_evaluate):
+    for h in (GAME.evaluate, GAME.line_count_evaluate):
         deep = search.depth_limited(GAME, state, depth=left, evaluate=h, order=GAME.order_moves)
         assert deep.value == full.value
     quick = search.iterative_deepening(GAME, state, evaluate=GAME.evaluate, seconds=60, order=GAME.order_moves)
@@ -282,8 +282,8 @@ def test_some_positions_near_the_end_are_forced_wins():
 
 def test_depth_4_from_the_opening_node_counts():
     state = GAME.initial()
-    seed = search.depth_limited(GAME, state, depth=4, evaluate=GAME.seed003_evaluate, order=GAME.order_moves)
-    unordered = search.depth_limited(GAME, state, depth=4, evaluate=GAME.seed003_evaluate)
+    seed = search.depth_limited(GAME, state, depth=4, evaluate=GAME.line_count_evaluate, order=GAME.order_moves)
+    unordered = search.depth_limited(GAME, state, depth=4, evaluate=GAME.line_count_evaluate)
     assert seed.value == unordered.value == 10
     assert seed.nodes == 1744 and unordered.nodes == 2260
 
@@ -308,10 +308,10 @@ def test_mcts_takes_a_winning_move_and_counts_its_playouts():
 
 
 def test_players_are_registered_for_the_game():
-    assert agents.names("nine-board") == ["default", "mcts", "random", "seed-003"]
+    assert agents.names("nine-board") == ["default", "line-count", "mcts", "random"]
 
 
-@pytest.mark.parametrize("name, options", [("random", {}), ("seed-003", {}), ("default", {"seconds": 0.02}),
+@pytest.mark.parametrize("name, options", [("random", {}), ("line-count", {}), ("default", {"seconds": 0.02}),
                                            ("mcts", {"iterations": 30})])
 def test_every_player_plays_legal_moves_to_the_end(name, options):
     player = agents.make(name, 4, game="nine-board", **options)
@@ -324,7 +324,7 @@ def test_every_player_plays_legal_moves_to_the_end(name, options):
 
 
 def test_searchers_win_at_once_and_do_not_send_the_opponent_to_a_win():
-    for name, options in (("seed-003", {}), ("default", {"seconds": 0.05})):
+    for name, options in (("line-count", {}), ("default", {"seconds": 0.05})):
         assert agents.make(name, 0, game="nine-board", **options)(x_can_win()) == (8, 2)
         for seed in range(3):
             assert agents.make(name, seed, game="nine-board", **options)(threat())[1] != 8
@@ -351,7 +351,7 @@ EVERY_MOVE = "".join(f"{b} {c}\n" for b in range(9) for c in range(9))
 
 
 def test_play_validates_moves_and_ends_at_end_of_input():
-    out = ttt("play", "--game", "nine-board", "--as", "X", "--ai", "seed-003", "--seed", "1",
+    out = ttt("play", "--game", "nine-board", "--as", "X", "--ai", "line-count", "--seed", "1",
               stdin="4\n9 9\nx y\n4 4\n")
     assert out.returncode == 0, out.stderr
     text = out.stdout

@@ -195,7 +195,7 @@ def test_evaluate_sees_a_win_of_the_game_in_one_move():
 def test_claimed_boards_count_more_than_open_ones():
     assert evaluate(GAME.parse(X_WON_BOARD_3, board=5)) > 0
     # boards 0, 1, 3, 5, 7; board 3's full row scores nothing, its other lines 10 + 5 + 10
-    assert GAME.seed003_evaluate(GAME.parse(X_WON_BOARD_3, board=5)) == -10 + 20 + 25 - 15 - 15
+    assert GAME.line_count_evaluate(GAME.parse(X_WON_BOARD_3, board=5)) == -10 + 20 + 25 - 15 - 15
 
 
 def test_heuristic_values_stay_below_the_win_value_in_random_games():
@@ -203,7 +203,7 @@ def test_heuristic_values_stay_below_the_win_value_in_random_games():
     for _ in range(20):
         state = GAME.initial()
         while not GAME.is_terminal(state):
-            assert abs(evaluate(state)) < WIN_VALUE and abs(GAME.seed003_evaluate(state)) < WIN_VALUE
+            assert abs(evaluate(state)) < WIN_VALUE and abs(GAME.line_count_evaluate(state)) < WIN_VALUE
             moves = GAME.moves(state)
             assert sorted(GAME.order_moves(state, moves)) == sorted(moves)
             state = GAME.play(state, rng.choice(moves))
@@ -227,7 +227,7 @@ def test_depth_limited_search_agrees_with_a_full_search_near_the_end(board_1, bo
     full = search.alphabeta(GAME, state, order=GAME.order_moves)
     assert full.value == search.alphabeta(GAME, state).value
     left = len(GAME.moves(BigState(state.squares, None)))
-    for h in (GAME.evaluate, GAME.seed003_evaluate):
+    for h in (GAME.evaluate, GAME.line_count_evaluate):
         assert search.depth_limited(GAME, state, depth=left, evaluate=h, order=GAME.order_moves).value == full.value
     quick = search.iterative_deepening(GAME, state, evaluate=GAME.evaluate, seconds=60, order=GAME.order_moves)
     assert quick.value == full.value
@@ -246,10 +246,10 @@ def test_mcts_finds_the_winning_move():
 
 
 def test_players_are_registered_for_the_game():
-    assert agents.names("ultimate") == ["default", "mcts", "random", "seed-003"]
+    assert agents.names("ultimate") == ["default", "line-count", "mcts", "random"]
 
 
-@pytest.mark.parametrize("name, options", [("random", {}), ("seed-003", {}), ("default", {"seconds": 0.02}),
+@pytest.mark.parametrize("name, options", [("random", {}), ("line-count", {}), ("default", {"seconds": 0.02}),
                                            ("mcts", {"iterations": 20})])
 def test_every_player_plays_legal_moves_to_the_end(name, options):
     player = agents.make(name, 7, game="ultimate", **options)
@@ -263,7 +263,7 @@ def test_every_player_plays_legal_moves_to_the_end(name, options):
 
 def test_searchers_take_the_win_of_the_game():
     state = GAME.parse(X_TO_WIN_THE_GAME, board=2)
-    for name, options in (("seed-003", {}), ("default", {"seconds": 0.05}), ("mcts", {"iterations": 200})):
+    for name, options in (("line-count", {}), ("default", {"seconds": 0.05}), ("mcts", {"iterations": 200})):
         assert agents.make(name, 0, game="ultimate", **options)(state) == (2, 2)
 
 
@@ -279,12 +279,12 @@ EVERY_MOVE = "".join(f"{b} {c}\n" for b in range(9) for c in range(9))
 
 
 def test_play_validates_moves_and_ends_at_end_of_input():
-    out = ttt("play", "--game", "ultimate", "--as", "O", "--ai", "seed-003", "--seed", "4",
+    out = ttt("play", "--game", "ultimate", "--as", "O", "--ai", "line-count", "--seed", "4",
               stdin="hello\n9 1\n1 2 3\n")
     assert out.returncode == 0, out.stderr
     text = out.stdout
     assert "Ultimate tic-tac-toe" in text and "claims that square of the big board" in text
-    assert "The computer (seed-003) plays X." in text
+    assert "The computer (line-count) plays X." in text
     assert "'hello' is not two numbers" in text and "board 9 is out of range" in text
     assert "'1 2 3' is not two numbers" in text
     assert text.rstrip().endswith("Game abandoned. Goodbye!")
@@ -303,7 +303,7 @@ def test_play_a_whole_game_with_the_time_option():
 def test_match_json_on_ultimate():
     import json
 
-    out = ttt("match", "--game", "ultimate", "seed-003", "random", "-n", "2", "--seed", "1", "--json")
+    out = ttt("match", "--game", "ultimate", "line-count", "random", "-n", "2", "--seed", "1", "--json")
     assert out.returncode == 0, out.stderr
     outcome = json.loads(out.stdout)
-    assert outcome["games"] == 2 and sum(outcome["results"]["seed-003"].values()) == 2
+    assert outcome["games"] == 2 and sum(outcome["results"]["line-count"].values()) == 2

@@ -4,7 +4,7 @@ Boards are CS50 boards: a list of three rows, each a list of three squares that 
 ``O`` or ``EMPTY``. An action is a tuple ``(i, j)``: row ``i`` and column ``j``, each 0-2.
 This module also works unchanged as the ``tictactoe`` module of CS50's ``runner.py``.
 
-Where seed 002 is wrong it is followed in intent, not letter: its text says an O win has
+Where the CS50 project is wrong it is followed in intent, not letter: its text says an O win has
 utility 1; it is -1 (X is MAX, O is MIN).
 """
 
@@ -67,7 +67,7 @@ def terminal(board):
 
 
 def utility(board):
-    """Returns 1 if X has won the game, -1 if O has won, 0 otherwise (seed 002 says O: 1, a typo)."""
+    """Returns 1 if X has won the game, -1 if O has won, 0 otherwise (the CS50 project says O: 1, a typo)."""
     return classic.utility(to_text(board))
 
 

@@ -1,4 +1,4 @@
-"""Players for the big boards (nine-board and ultimate): random, seed 003's search, the default
+"""Players for the big boards (nine-board and ultimate): random, the CSC 242 write-up's search, the default
 searcher and Monte Carlo tree search.
 
 Each factory takes a seeded ``random.Random`` and returns ``state -> (board, cell)``. The
@@ -48,15 +48,15 @@ def random_player(game: Any, rng: random.Random):
     return play
 
 
-def seed003_player(game: Any, rng: random.Random, *, depth: int = 4):
-    """Seed 003's computer: alpha-beta to depth 4 with the seed's line heuristic."""
+def line_count_player(game: Any, rng: random.Random, *, depth: int = 4):
+    """The CSC 242 write-up's computer: alpha-beta to depth 4 with the write-up's line heuristic."""
 
     def play(state: Any):
         moves = _require_moves(game, state)
         if len(moves) == 1:
             return moves[0]
         return search.depth_limited(
-            game, state, depth=depth, evaluate=game.seed003_evaluate, order=shuffled_root(game, state, rng)
+            game, state, depth=depth, evaluate=game.line_count_evaluate, order=shuffled_root(game, state, rng)
         ).move
 
     return play
@@ -95,7 +95,7 @@ def _register(game_name: str) -> None:
     game = get_game(game_name)
     for name, factory in (
         ("random", random_player),
-        ("seed-003", seed003_player),
+        ("line-count", line_count_player),
         ("default", default_player),
         ("mcts", mcts_player),
     ):

@@ -1,9 +1,9 @@
-"""The 3x3 players: random, the seeds' rule-based players, and two unbeatable searchers.
+"""The 3x3 players: random, the classic rule-based players, and two unbeatable searchers.
 
 Each factory takes a seeded ``random.Random`` and returns ``board -> square`` on nine-character
-boards (squares 0-8 row by row). The seeds name one side (AI1 plays X, AI2 plays O, seed 004's
+boards (squares 0-8 row by row). The source designs name one side (AI1 plays X, AI2 plays O, the win-block-best-square game's
 computer is "cpu"); here each player plays whichever side is to move, its own mark in place of
-the seed's. Every player returns a legal move on every non-terminal board.
+the source's. Every player returns a legal move on every non-terminal board.
 """
 
 from __future__ import annotations
@@ -70,14 +70,14 @@ def alphabeta_player(rng: random.Random):
     return play
 
 
-# --- seed 004: the terminal game's cpuMove ------------------------------------------------------
+# --- the win-block-best-square game: the terminal game's cpuMove ------------------------------------------------------
 
 
 def win_block_move(board: str) -> int:
-    """Return seed 004's cpuMove: win, else block, else the first free of 4, 0, 2, 6, 8, 1, 3, 5, 7.
+    """Return the win-block-best-square game's cpuMove: win, else block, else the first free of 4, 0, 2, 6, 8, 1, 3, 5, 7.
 
-    The win and the block are the lowest-numbered such square (the seed scans legalMoves in
-    order). Seed 004 tests for the player's win by placing the *computer's* piece, so as
+    The win and the block are the lowest-numbered such square (the design scans legalMoves in
+    order). The win-block-best-square game tests for the player's win by placing the *computer's* piece, so as
     written it never blocks; the evident intent, followed here, is to test the player's piece.
     """
     free = _require_moves(board)
@@ -91,18 +91,18 @@ def win_block_move(board: str) -> int:
 
 @register("win-block")
 def win_block_player(rng: random.Random):
-    """Seed 004's computer: win, else block, else the best free square (centre, corners, edges)."""
+    """The win-block-best-square game's computer: win, else block, else the best free square (centre, corners, edges)."""
     return win_block_move
 
 
-# --- seed 000: AI1 and AI2 -----------------------------------------------------------------------
+# --- the AI1/AI2 design: AI1 and AI2 -----------------------------------------------------------------------
 
 
 def ai1_move(board: str, rng: random.Random) -> int:
-    """Return seed 000's AI1 move: with 5 or fewer free squares, a random winning square if any;
+    """Return the AI1/AI2 design's AI1 move: with 5 or fewer free squares, a random winning square if any;
     else the centre on its first turn, else a random free square.
 
-    Seed 000's CheckIfSetIsWinnable calls a line winnable when it holds no opponent mark, and
+    The AI1/AI2 design's CheckIfSetIsWinnable calls a line winnable when it holds no opponent mark, and
     never asks whether the square lies on the line, so as written every free square would be
     "winning". The evident intent (the step is CheckWinningMove) is followed: a square that
     completes three of its own in a row. Its first turn when the centre is taken (it moved
@@ -122,12 +122,12 @@ def ai1_move(board: str, rng: random.Random) -> int:
 
 @register("ai1")
 def ai1_player(rng: random.Random):
-    """Seed 000's AI1: takes a winning square late in the game, opens in the centre, else random."""
+    """The AI1/AI2 design's AI1: takes a winning square late in the game, opens in the centre, else random."""
     return lambda board: ai1_move(board, rng)
 
 
 def attack_squares(board: str, me: str) -> tuple[list[int], list[int]]:
-    """Return (attack squares, multi-attack squares) for `me` as seed 000's AI2 finds them.
+    """Return (attack squares, multi-attack squares) for `me` as the AI1/AI2 design's AI2 finds them.
 
     An attack square is a free square on a line that holds one of `me`'s marks and none of the
     opponent's; a multi-attack square is on two or more such lines.
@@ -145,11 +145,11 @@ def attack_squares(board: str, me: str) -> tuple[list[int], list[int]]:
 
 
 def ai2_move(board: str, rng: random.Random) -> int:
-    """Return seed 000's AI2 move: with fewer than 7 free squares, attack (a multi-attack
+    """Return the AI1/AI2 design's AI2 move: with fewer than 7 free squares, attack (a multi-attack
     square half the time when there is one); else a random corner on its first turn, else a
     random free square.
 
-    Seed 000 writes AI2 for O; here it plays its own mark against the other. The seed's
+    The AI1/AI2 design writes AI2 for O; here it plays its own mark against the other. The design's
     "random corner" on the first turn is read as a random *free* corner.
     """
     free = _require_moves(board)
@@ -169,11 +169,11 @@ def ai2_move(board: str, rng: random.Random) -> int:
 
 @register("ai2")
 def ai2_player(rng: random.Random):
-    """Seed 000's AI2: attacks along open lines late in the game, opens in a corner, else random."""
+    """The AI1/AI2 design's AI2: attacks along open lines late in the game, opens in a corner, else random."""
     return lambda board: ai2_move(board, rng)
 
 
-# --- seed 001: Rich & Knight's Program 2 ---------------------------------------------------------
+# --- Rich & Knight's Program 2: Rich & Knight's Program 2 ---------------------------------------------------------
 
 _CODE = {".": 2, "X": 3, "O": 5}  # Program 2's board: 2 blank, 3 X, 5 O
 
@@ -213,7 +213,7 @@ def make_2(board: str) -> int:
 
 
 def rich_knight_move(board: str) -> int:
-    """Return Rich & Knight's Program 2 move (seed 001) as a square 0-8.
+    """Return Rich & Knight's Program 2 move (Rich & Knight's Program 2) as a square 0-8.
 
     The move number (1-9) is one more than the marks on the board, and picks the rule: odd
     moves are X's, even moves O's. Where a rule names a square that is taken (for example
@@ -252,5 +252,5 @@ def rich_knight_move(board: str) -> int:
 
 @register("rich-knight")
 def rich_knight_player(rng: random.Random):
-    """Rich & Knight's Program 2 (seed 001): a fixed schedule by move number, PossWin and Make_2."""
+    """Rich & Knight's Program 2: a fixed schedule by move number, PossWin and Make_2."""
     return rich_knight_move

@@ -91,11 +91,11 @@ def winning_cells(small: Small, player: Player) -> tuple[int, ...]:
 
 
 @lru_cache(maxsize=None)
-def seed003_small(small: Small) -> int:
-    """Return seed 003's line score of one small board for X minus the same score for O.
+def line_count_small(small: Small) -> int:
+    """Return the CSC 242 write-up's line score of one small board for X minus the same score for O.
 
     Every line (row, column, diagonal) holding marks of one player only scores 5 for one mark
-    and 10 for two, for that player. See `seed003_evaluate` for how this reads the seed.
+    and 10 for two, for that player. See `line_count_evaluate` for how this reads the write-up.
     """
     score = 0
     for a, b, c in LINES:
@@ -108,14 +108,14 @@ def seed003_small(small: Small) -> int:
     return score
 
 
-def seed003_evaluate(state: BigState) -> float:
-    """Return seed 003's heuristic for X: the line scores of the nine small boards, summed.
+def line_count_evaluate(state: BigState) -> float:
+    """Return the CSC 242 write-up's heuristic for X: the line scores of the nine small boards, summed.
 
-    Seed 003 (AdvancedTTT.boardVal / getUtil): for each small board and each line holding only
+    The CSC 242 write-up (AdvancedTTT.boardVal / getUtil): for each small board and each line holding only
     one player's marks, +5 for a line with one mark and +10 for a line with two; the mover's
     total minus the opponent's, summed over the boards. Here the sum is X's minus O's (X is MAX).
 
-    This follows the seed's prose ("every way with two symbols ... would add 10 ..., every way
+    This follows the write-up's prose ("every way with two symbols ... would add 10 ..., every way
     with 1 symbol ... 5"). Its Java departs from that in ways not followed here: each line is
     tested from one end only (a line scores 5 only if its *first* square holds the mark, so a
     lone mark in the middle or at the end of a line counts nothing); the 10-point tests take
@@ -123,10 +123,10 @@ def seed003_evaluate(state: BigState) -> float:
     the first square is one of them and 0 when it is not; and the earlier listings repeat some
     conditions (the same pattern counted up to four times, and one 10-point test copied over
     another). A line of three is not scored: it ends the game (in ultimate it claims the board).
-    The seed's wins are worth 1000 (here ``WIN_VALUE``); this estimate is at most 720 in size.
+    The write-up's wins are worth 1000 (here ``WIN_VALUE``); this estimate is at most 720 in size.
     """
     squares = state.squares
-    return float(sum(seed003_small(squares[s]) for s in BOARD_SLICES))
+    return float(sum(line_count_small(squares[s]) for s in BOARD_SLICES))
 
 
 # --- reading and writing ------------------------------------------------------------------------
@@ -262,7 +262,7 @@ class BigBoardGame:
     name = "big-board"
     win_value = WIN_VALUE
     move_prompt = MOVE_PROMPT
-    seed003_evaluate = staticmethod(seed003_evaluate)  # seed 003's line heuristic, the same on both games
+    line_count_evaluate = staticmethod(line_count_evaluate)  # the CSC 242 write-up's line heuristic, the same on both games
 
     # --- to fill in ---
     def winner(self, state: BigState) -> Optional[Player]:

@@ -25,7 +25,7 @@ LINES: tuple[tuple[int, int, int], ...] = (
     (0, 3, 6), (1, 4, 7), (2, 5, 8),  # columns
     (0, 4, 8), (2, 4, 6),  # diagonals
 )
-CENTRE_CORNERS_EDGES: tuple[Square, ...] = (4, 0, 2, 6, 8, 1, 3, 5, 7)  # seed 004's BEST_MOVES
+CENTRE_CORNERS_EDGES: tuple[Square, ...] = (4, 0, 2, 6, 8, 1, 3, 5, 7)  # the win-block-best-square game's BEST_MOVES
 LINES_THROUGH: tuple[tuple[tuple[int, int, int], ...], ...] = tuple(
     tuple(line for line in LINES if square in line) for square in range(9)
 )

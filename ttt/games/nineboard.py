@@ -1,8 +1,8 @@
-"""The nine-board game of seed 003 ("Advanced Tic-tac-toe"): nine 3x3 boards, one sends you on.
+"""The nine-board game of the CSC 242 write-up ("Advanced Tic-tac-toe"): nine 3x3 boards, one sends you on.
 
-Rules (seed 003): the cell you play in picks the board your opponent must play on next; the
+Rules (the CSC 242 write-up): the cell you play in picks the board your opponent must play on next; the
 first move may be on any board; the first three in a row on any small board wins the game;
-when no square is left, it is a draw. Seed 003 does not say what happens when the board you
+when no square is left, it is a draw. The CSC 242 write-up does not say what happens when the board you
 are sent to is full (it only mentions "checking if a board is full"); here the player sent to
 a full board may play on any free square of any board, the usual rule.
 """
@@ -26,7 +26,7 @@ from ttt.games.bigboard import (
     Squares,
     free_cells,
     order_by,
-    seed003_evaluate,
+    line_count_evaluate,
     small_winner,
     to_move,
     winning_cells,
@@ -34,7 +34,7 @@ from ttt.games.bigboard import (
 from ttt.games.classic import LINES
 
 INSTRUCTIONS = f"""\
-Nine-board tic-tac-toe (seed 003): nine small boards. The cell you play in sends your opponent
+Nine-board tic-tac-toe (the CSC 242 write-up): nine small boards. The cell you play in sends your opponent
 to the board with that number; the first move may go anywhere, and a player sent to a full
 board may play on any board. Three in a row on any small board wins. X moves first.
 Type a move as the board and the cell, like 4 7; {BOARD_NUMBERS}
@@ -141,7 +141,7 @@ def order_moves(state: BigState, moves: Sequence[Move]) -> list[Move]:
 
 
 class NineBoard(BigBoardGame):
-    """Seed 003's nine-board game on the game protocol: the first line on any small board wins."""
+    """The CSC 242 write-up's nine-board game on the game protocol: the first line on any small board wins."""
 
     name = "nine-board"
     instructions = INSTRUCTIONS
@@ -174,4 +174,4 @@ class NineBoard(BigBoardGame):
                 raise InvalidBoardError(f"{w} has three in a row on board {b} but {w} did not move last")
 
 
-__all__ = ["INSTRUCTIONS", "NineBoard", "evaluate", "order_moves", "seed003_evaluate", "winner"]
+__all__ = ["INSTRUCTIONS", "NineBoard", "evaluate", "order_moves", "line_count_evaluate", "winner"]

@@ -27,7 +27,7 @@ from ttt.games.bigboard import (
     Small,
     Squares,
     order_by,
-    seed003_evaluate,
+    line_count_evaluate,
     to_move,
     winning_cells,
 )
@@ -202,4 +202,4 @@ class Ultimate(BigBoardGame):
                 raise InvalidBoardError(f"{w} has three boards in a row but {w} did not move last")
 
 
-__all__ = ["INSTRUCTIONS", "Ultimate", "big_board", "evaluate", "order_moves", "seed003_evaluate", "winner"]
+__all__ = ["INSTRUCTIONS", "Ultimate", "big_board", "evaluate", "order_moves", "line_count_evaluate", "winner"]

@@ -1,4 +1,4 @@
-"""A 9x9 board to play the nine-board game (seed 003) or ultimate tic-tac-toe in JupyterLab.
+"""A 9x9 board to play the nine-board game (the CSC 242 write-up) or ultimate tic-tac-toe in JupyterLab.
 
 The widget holds no game logic: moves go through the game (``ttt.games.get_game``), the
 computer is a registered player (``ttt.agents.names(game)``). The boards the person may play on
@@ -26,7 +26,7 @@ LAST_MOVE = "#fff2b3"
 
 
 class BigBoard(GameControls, widgets.VBox):
-    """Nine small boards to play against the computer: seed 003's nine-board game or ultimate.
+    """Nine small boards to play against the computer: the CSC 242 write-up's nine-board game or ultimate.
 
     `opponent` is a player registered for the game (``ttt.agents.names(game)``); `seconds` is
     the thinking time of players that take one (``default``, ``mcts``). Click a square to move:

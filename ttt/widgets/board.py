@@ -2,7 +2,7 @@
 
 The widget holds no game logic: moves go through ``ttt.games.classic``, the computer is any
 player ``ttt.agents.as_player`` accepts, and "show the computer's thinking" draws a recorded
-search with ``ttt.draw``. Seed 002 asks that "you should never be able to beat the AI": against
+search with ``ttt.draw``. The CS50 project asks that "you should never be able to beat the AI": against
 the default opponent, minimax, you cannot.
 """
 
@@ -116,7 +116,7 @@ def square_name(square: int) -> str:
 
 
 class PlayableBoard(GameControls, widgets.VBox):
-    """A 3x3 board to play against the computer (seed 002's game, in JupyterLab).
+    """A 3x3 board to play against the computer (the CS50 project's game, in JupyterLab).
 
     `opponent` is a registered player's name (see ``ttt.agents.names()``), a player, or a
     CS50-style function ``board -> (i, j)`` such as your own ``minimax``. `side` is the mark you
