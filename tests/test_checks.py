@@ -6,6 +6,7 @@ from __future__ import annotations
 import copy
 import functools
 import math
+import re
 import sys
 from pathlib import Path
 
@@ -117,27 +118,51 @@ def test_checks_pass_the_lessons_solutions(lesson_name, check_name, function, ca
     assert capsys.readouterr().out.strip()
 
 
-def test_minimax_check_accepts_any_optimal_move_and_reports_all_positions(capsys):
-    checks.check_minimax(fast_minimax)
-    assert "minimax: correct on all 5,478 positions" in capsys.readouterr().out
+def test_minimax_check_accepts_any_optimal_move_and_reports_the_plan(capsys):
+    summary = checks.check_minimax(fast_minimax)
+    assert summary == "minimax: correct on 4,616 positions: all 82 with at most two marks, one of each symmetric " \
+                      "family with three or four, all with five or more."
+    assert capsys.readouterr().out == summary + "\n"
 
 
-def test_minimax_budget_keeps_the_fixed_set_and_says_what_it_skipped(capsys):
-    checks.check_minimax(fast_minimax, budget=0)
-    fixed, rest = checks.search_plan()
-    out = capsys.readouterr().out
-    assert f"correct on {len(fixed):,} of 5,478 positions" in out
-    assert f"the other {len(rest)} (early in the game) were skipped" in out
-    assert "skipped to stay within the 0-second budget" in out
+def test_search_plan_is_fixed_and_always_holds_the_early_game():
+    plan = checks.search_plan()
+    assert plan is checks.search_plan() and len(plan) == len(set(plan)) == 4_616
+    assert plan[-1] == classic.EMPTY_BOARD and plan[0].count(".") == 0  # latest first, the empty board last
+    every = classic.reachable_positions()
+    for marks in (0, 1, 2, 5, 6, 7, 8, 9):  # the start of the game and its end: every position
+        assert {b for b in plan if 9 - b.count(".") == marks} == {b for b in every if 9 - b.count(".") == marks}
+    for marks in (3, 4):  # the middle: one of each symmetric family
+        middle = [b for b in plan if 9 - b.count(".") == marks]
+        assert len({checks.canonical(b) for b in middle}) == len(middle)
+        assert {checks.canonical(b) for b in middle} == {checks.canonical(b) for b in every if 9 - b.count(".") == marks}
 
 
-def test_search_plan_covers_every_position_once():
-    fixed, rest = checks.search_plan()
-    assert sorted(fixed + rest) == sorted(classic.reachable_positions())
-    assert rest[-1] == classic.EMPTY_BOARD
-    assert all(b.count(".") <= 6 for b in fixed[:5000])
-    every_family = {checks.canonical(b) for b in classic.reachable_positions()} - {classic.EMPTY_BOARD}
-    assert every_family == {checks.canonical(b) for b in fixed}
+def test_a_minimax_wrong_only_on_the_empty_board_or_one_move_in_fails():
+    def empty_board_none(board):
+        return None if board == ref.initial_state() else fast_minimax(board)
+
+    message = failure(checks.check_minimax, empty_board_none)
+    assert message.startswith("minimax(board): should return an action (i, j) on an empty square")
+    assert "(X to move)" in message and "as a list: [[None, None, None], [None, None, None], [None, None, None]]" in message
+
+    def first_square_one_move_in(board):
+        if sum(square is not None for row in board for square in row) == 1:
+            return sorted(naive.actions(board))[0]
+        return fast_minimax(board)
+
+    message = failure(checks.check_minimax, first_square_one_move_in)
+    assert "is not an optimal move for O" in message and "(O to move)" in message
+
+
+def test_a_minimax_that_plays_on_a_finished_board_is_told_to_return_none():
+    def minimax(board):  # never asks whether the game is over; the given result refuses the move
+        moves = sorted(naive.actions(board))
+        return ref.result(board, moves[0]) and moves[0] if moves else None
+
+    message = failure(checks.check_minimax, minimax)
+    assert "the game is over, so minimax should return None; it raised ValueError: the game is over: " in message
+    assert "InvalidActionError" not in message and not re.search(r"[XO.]{3}/[XO.]{3}/[XO.]{3}", message)
 
 
 def test_counts_behind_the_documented_bounds():
@@ -201,8 +226,41 @@ def careless_result(*, range_check: bool, error: type):
 
 def test_result_without_a_range_check_is_caught_on_negative_indexes():
     message = failure(checks.check_result, careless_result(range_check=False, error=ValueError))
-    assert "result(board, (-1, 0)): returned a board instead of raising ValueError" in message
+    assert message.startswith("result: 2 kinds of failure, one board each")
+    assert "result(board, (-1, 0)): returned a board instead of raising an exception: it plays off the board" in message
     assert "board[-1] is the last row" in message
+    assert "result(board, (3, 0)): raised IndexError (list index out of range); an invalid action should raise ValueError" in message
+
+
+def test_a_cs50_file_may_raise_any_exception_for_an_invalid_action(capsys):
+    with checks.cs50_specification():
+        for error in (Exception, IndexError, KeyError):
+            assert checks.check_result(careless_result(range_check=True, error=error)).endswith("invalid ones raise an exception.")
+    assert "an invalid action should raise ValueError" in failure(checks.check_result, careless_result(range_check=True, error=Exception))
+
+
+@pytest.mark.parametrize("error", [KeyboardInterrupt, SystemExit, type("GameOver", (BaseException,), {})])
+def test_a_base_exception_that_is_not_an_exception_gets_a_sentence(error):
+    with checks.cs50_specification():
+        message = failure(checks.check_result, careless_result(range_check=True, error=error))
+    assert message.startswith(f"result(board, (-1, 0)): raised {error.__name__}: taken. {error.__name__} is not an Exception: ")
+    assert "Raise an Exception instead" in message and "as a list: [[" in message
+
+
+def test_each_kind_of_failure_is_listed_with_one_board():
+    def result(board, action):  # never checks the square, plays on the board it is given
+        i, j = action
+        board[i][j] = naive.player(board)
+        return board
+
+    message = failure(checks.check_result, result)
+    assert message.startswith("result: 4 kinds of failure, one board each (")
+    for kind in ("1. result(board, (0, 0)): result changed the board it was given.",
+                 "2. result(board, (-1, 0)): returned a board instead of raising an exception: it plays off the board",
+                 "3. result(board, (3, 0)): raised IndexError (list index out of range); an invalid action should raise ValueError",
+                 "4. result(board, (0, 0)): returned a board instead of raising an exception: it overwrites a taken square"):
+        assert kind in message, message
+    assert message.count("as a list: [[") == 4
 
 
 def test_result_raising_the_wrong_exception():
@@ -221,7 +279,30 @@ def test_student_exception_shows_type_message_and_line():
 
 def test_terminal_must_return_a_bool():
     message = failure(checks.check_terminal, lambda board: None if naive.winner(board) is None and any(None in r for r in board) else True)
-    assert "should return True or False, not NoneType" in message
+    assert "should return True or False (Python's bool), not NoneType" in message
+
+
+def test_numpy_bools_are_named_as_numpy_s_and_pass_for_a_cs50_file(capsys):
+    import numpy as np
+
+    def terminal(board):
+        return np.bool_(naive.terminal(board))
+
+    message = failure(checks.check_terminal, terminal)
+    assert "should return True or False (Python's bool), not numpy.bool" in message
+    assert "returned: np.False_ (numpy.bool)" in message and "(bool)" not in message
+    with checks.cs50_specification():
+        assert checks.check_terminal(terminal) == "terminal: correct on all 5,478 positions."
+
+
+def test_initial_state_is_graded(capsys):
+    with checks.reference_allowed():
+        assert checks.check_initial_state(ref.initial_state) == "initial_state: correct on the empty board."
+    assert "one and the same list" in failure(checks.check_initial_state, lambda: [[None] * 3] * 3)
+    message = failure(checks.check_initial_state, lambda: [[" "] * 3 for _ in range(3)])
+    assert message.startswith("initial_state(): should return the empty board") and "returned: [[' ', ' ', ' ']" in message
+    shared = ref.initial_state()
+    assert "returned the same list twice" in failure(checks.check_initial_state, lambda: shared)
 
 
 def test_utility_with_cs50_typo():
@@ -357,7 +438,7 @@ def test_given_helpers_are_allowed_in_minimax(capsys):
             return None
         return fast_minimax(board)
 
-    checks.check_minimax(minimax, budget=1)
+    checks.check_minimax(minimax)
     assert "minimax: correct on" in capsys.readouterr().out
 
 
@@ -387,13 +468,47 @@ def test_each_function_is_graded_on_its_own(capsys):
     """A bug in the student's winner does not fail their terminal or utility; nor player their result."""
     ns = lesson(L2, edit=lambda src: src.replace("[[(0, 0), (1, 1), (2, 2)], [(0, 2), (1, 1), (2, 0)]]", "[[(0, 0), (1, 1), (2, 2)]]"))
     assert "winner(board): wrong winner" in failure(checks.check_winner, ns["winner"])
-    checks.check_terminal(ns["terminal"])
+    terminal = checks.check_terminal(ns["terminal"])
+    assert terminal.broken_by == ("winner",) and "As written it fails, because it calls your own winner (your winner returned None" in terminal
     checks.check_utility(ns["utility"])
     assert ns["winner"].__module__ == ns["__name__"]  # put back afterwards
     ns = lesson(L1, edit=lambda src: src.replace("return X if xs == os else O", "return X"))
     checks.check_result(ns["result"])
     assert ns["player"](ref.from_text("X........")) == "X"  # the student's own again
     assert capsys.readouterr().out.count("correct on") == 3
+
+
+LEANING_ON_ITS_OWN = """
+def winner(board):
+    for a, b, c in [((0, 0), (0, 1), (0, 2)), ((1, 0), (1, 1), (1, 2)), ((2, 0), (2, 1), (2, 2)), ((0, 0), (1, 0), (2, 0)),
+                    ((0, 1), (1, 1), (2, 1)), ((0, 2), (1, 2), (2, 2)), ((0, 0), (1, 1), (2, 2)), ((0, 2), (1, 1), (2, 0))]:
+        if board[a[0]][a[1]] is not None and board[a[0]][a[1]] == board[b[0]][b[1]] == board[c[0]][c[1]]:
+            return board[a[0]][a[1]]
+    return False
+
+def actions(board):
+    return [(i, j) for i in range(3) for j in range(3) if board[i][j] is None]
+
+def terminal(board):
+    return winner(board) is not False or actions(board) == []
+
+def utility(board):
+    return {"X": 1, "O": -1}.get(winner(board), 0) if terminal(board) else 0
+"""
+
+
+def test_a_function_passes_as_written_or_with_the_reference_helpers(capsys):
+    """terminal leans on this student's own winner (False for no winner) and actions (a list): right as written."""
+    namespace: dict = {}
+    exec(LEANING_ON_ITS_OWN, namespace)
+    assert checks.check_terminal(namespace["terminal"]).broken_by == ()  # as written: correct
+    assert checks.check_utility(namespace["utility"]).broken_by == ()
+    assert "wrong winner" in failure(checks.check_winner, namespace["winner"])
+    assert "should return a set, not list" in failure(checks.check_actions, namespace["actions"])
+    wrong = namespace["terminal"]
+    exec("def terminal(board):\n    return winner(board) is not False", namespace)  # wrong both ways: fails, as written
+    assert "terminal(board): wrong answer" in failure(checks.check_terminal, namespace["terminal"])
+    assert namespace["winner"] is not wrong and callable(namespace["actions"])  # the student's own, put back
 
 
 def test_a_failing_check_is_shown_as_its_message_alone_in_a_kernel():

@@ -82,8 +82,8 @@ def test_check_passes_a_correct_cs50_file(tmp_path, capsys):
     path.write_text(NAIVE)
     assert main(["check", str(path), "--json"]) == 0
     results = json.loads(capsys.readouterr().out)
-    assert [r["function"] for r in results] == ["player", "actions", "result", "winner", "terminal", "utility", "minimax"]
-    assert all(r["passed"] for r in results), results
+    assert [r["function"] for r in results] == ["initial_state", "player", "actions", "result", "winner", "terminal", "utility", "minimax"]
+    assert all(r["passed"] and r["broken_by"] == [] for r in results), results
     assert all(r["message"].startswith(f"{r['function']}: correct on ") for r in results), results
 
 
@@ -106,8 +106,9 @@ def test_check_survives_hostile_files(tmp_path, capsys):
                     .replace("def utility(board):\n    return", "def utility(board):\n    return 2 *"))
     assert main(["check", str(path), "--timeout", "4"]) == 1
     out = capsys.readouterr().out
-    assert "FAIL  minimax" in out and "timed out" in out
+    assert "FAIL  minimax" in out and "timed out: the check of minimax used more than its 4 s of CPU time" in out
     assert "FAIL  player" in out and "exit code 7" in out
+    assert "while running player(board) on the board [[" in out  # the call and the board the file died in
     assert "FAIL  utility" in out and "PASS  winner" in out
     broken = tmp_path / "broken.py"
     broken.write_text("def player(board)\n    return 'X'\n")

@@ -50,7 +50,8 @@ def result(board, action):
     try:
         after = classic.play(text, square)
     except InvalidActionError as error:
-        raise InvalidActionError(str(error).replace(f"square {square}", f"square {tuple(action)}")) from None
+        said = str(error).removesuffix(f" on {classic.format_board(text, inline=True)}")  # in CS50 words: no text board
+        raise InvalidActionError(said.replace(f"square {square}", f"square {tuple(action)}")) from None
     return from_text(after)
 
 
