@@ -38,7 +38,7 @@ from pathlib import Path
 from grader.nbconfig import STATE, grading_config
 
 BLANK_NOTE = "**Not graded as submitted.**"
-SERIOUS = {"KernelDied", "CellTimeoutError", "KernelNotRun", "MemoryError", "ReferenceSolutionError",
+SERIOUS = {"KernelDied", "CellTimeoutError", "NotebookTimeLimit", "KernelNotRun", "MemoryError", "ReferenceSolutionError",
            "SyntaxError", "IndentationError", "SystemExit", "RecursionError"}
 LOG_PROBLEMS = [  # nbgrader's warnings, and what they mean for the instructor
     (r"Missing grade cell (\S+)", "test cell {0} was deleted; nbgrader restored it from the source"),
@@ -190,9 +190,16 @@ def _init_worker(course: str, timeout: int | None, memory_mb: int | None, notebo
 
     from nbgrader.apps import NbGraderAPI
 
+    import tempfile
+
+    from grader.kernel import KERNELS_ENV
+
     _die_with_parent()
     _prctl(36, 1)  # PR_SET_CHILD_SUBREAPER
     os.environ[WORKER_ENV] = str(os.getpid())
+    if os.environ.get(KERNELS_ENV):  # jupyter_client's connection files too: in the run's scratch folder
+        tempfile.tempdir = os.path.join(os.environ[KERNELS_ENV], f"tmp-{os.getpid()}")
+        os.makedirs(tempfile.tempdir, exist_ok=True)
     Finalize(None, _stop_kernels, args=(True,), exitpriority=10)
     warnings.filterwarnings("ignore", module="nbgrader")  # nbgrader's own SQLAlchemy warnings
     course_path = Path(course)
@@ -632,12 +639,12 @@ def _run(course, coursedir, todo, *, jobs, progress, initargs) -> list[Outcome]:
         if unit.get("timed_out") and not retried:
             again.append(unit)
             return
+        if retried:
+            unit = {**unit, "problems": ["a test cell timed out; graded again alone", *unit.get("problems", [])]}
         try:
             outcome = commit(course, coursedir, unit)
         except Exception as error:
             outcome = Outcome(unit["student"], unit["lesson"], error=f"{type(error).__name__}: {error}")
-        if retried:
-            outcome.problems.insert(0, "a test cell timed out; graded again alone")
         outcomes.append(outcome)
         bar.set_postfix_str(f"{outcome.student}/{outcome.lesson}", refresh=False)
         bar.update()
