@@ -65,7 +65,7 @@ def where_time_goes(notebook: Path, *, graded: bool = True) -> dict[str, float]:
     try:
         start = time.perf_counter()
         km = KernelManager(kernel_name="python3")
-        km.start_kernel()
+        km.start_kernel(stderr=subprocess.DEVNULL)
         client = NotebookClient(nb, km=km, timeout=600, allow_errors=True)
         with client.setup_kernel():
             client.wait_for_reply(client.kc.kernel_info())
