@@ -96,6 +96,7 @@ class SafeExecute(Execute):
         self._restarts = 0
         self._broken = ""
         self._output_bytes: dict[int, int] = {}
+        self._ends = None  # set once the kernel is ready: the notebook's limit counts its cells' time
         self._last_test = len(nb.cells) if self.run_after_last_test else max(
             (i for i, c in enumerate(nb.cells) if c.cell_type == "code" and is_grade(c)), default=-1)
         with self.setup_kernel():
