@@ -5,9 +5,9 @@ space is small: all 5,478 reachable positions, ``ttt.games.classic.reachable_pos
 compares each answer with the reference (``ttt.tictactoe``, ``ttt.games.classic``,
 ``ttt.agents``, ``ttt.games.nineboard``), and prints a one-line summary, which it also returns
 (hidden tests assign it, ``_ = check_player(player)``: nbgrader reads a value a grade cell leaves
-as its output as the cell's score). On the first wrong answer it raises
-`CheckFailed` (an AssertionError) whose message draws the board, shows the input, what was
-expected and what came back: only that first case, and no grader code.
+as its output as the cell's score). On wrong answers it raises `CheckFailed` (an
+AssertionError) whose message lists each kind of mistake once, with its board drawn, the input,
+what was expected and what came back, and no grader code.
 
 While the student's function runs, the reference functions that compute the same thing are
 switched off (calling them raises inside the student's code), and the student's code is
@@ -18,14 +18,16 @@ calls ``player``, ``terminal`` calls ``winner``), the check puts the reference o
 while it runs. In a kernel, a failing check shows its message alone, without a traceback, so no
 line of the hidden test is shown.
 
-Time budgets. nbgrader runs each cell with a 30-second timeout (``Execute.timeout``, nbgrader
-0.9.6's default). The checks of the cheap functions take well under a second. `check_minimax`
-and `check_alphabeta` spend at most `SEARCH_BUDGET` seconds (20): first a fixed set of
-positions that is always checked (every position with at most six empty squares, and every
-earlier position up to symmetry), then the remaining positions, from late to early and the
-empty board last, each only if the time measured so far says it will end within the budget.
-A naive CS50 minimax (``copy.deepcopy`` in ``result``, no pruning) takes about 4 seconds on the
-empty board and checks all 5,478 positions in about 15 seconds on one core.
+Time budgets. The checks bound their work, not their time: each checks a fixed set of cases
+(all 39,366 line_score cases, 3,539 nine-board positions for evaluate, 119 depth-limited moves,
+the 4,520 positions of the pruning count), so the same submission is checked on the same cases
+on any machine; `returned`'s deadline for a visible test counts CPU time, not wall time. The
+course's cell limit (``grader.course.CELL_TIMEOUT``, 120 s of wall time) sits far above what
+the slowest honest solution needs (see the README's instructor section for the measured CPU
+times). `check_minimax` and `check_alphabeta` check the 4,616 positions `search_plan` gives:
+every position with at most two marks (the empty board and the early game), one of each
+symmetric family with three or four, and every position with five or more; no clock decides
+which.
 """
 
 from __future__ import annotations
@@ -874,10 +876,12 @@ class _OutOfTime(BaseException):
 
 @contextlib.contextmanager
 def _deadline(seconds: Optional[float]) -> Iterator[None]:
-    """Inside the block, raise `_OutOfTime` once `seconds` have passed (SIGALRM, so the main thread on Unix only).
+    """Inside the block, raise `_OutOfTime` once the process has used `seconds` of CPU time.
 
-    Elsewhere, or with `seconds` None, the block runs without a limit. An interval timer set
-    before the block is replaced while it runs.
+    CPU time (``ITIMER_PROF``, SIGPROF; the main thread on Unix only), not wall time, so the
+    same code gets the same verdict on a busy machine as on a quiet one. Elsewhere, or with
+    `seconds` None, the block runs without a limit. A profiling timer set before the block is
+    replaced while it runs.
     """
     if seconds is None or not hasattr(signal, "setitimer") or threading.current_thread() is not threading.main_thread():
         yield
@@ -886,13 +890,13 @@ def _deadline(seconds: Optional[float]) -> Iterator[None]:
     def ring(signum: int, frame: Any) -> None:
         raise _OutOfTime()
 
-    previous = signal.signal(signal.SIGALRM, ring)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
+    previous = signal.signal(signal.SIGPROF, ring)
+    signal.setitimer(signal.ITIMER_PROF, seconds)
     try:
         yield
     finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
+        signal.setitimer(signal.ITIMER_PROF, 0)
+        signal.signal(signal.SIGPROF, previous)
 
 
 def _not_written(name: str, raised: Optional[BaseException] = None) -> NotImplementedError:
@@ -916,8 +920,8 @@ def returned(function: Callable, board: Any, *args: Any, call: Optional[str] = N
     """Return ``function(board, *args)``, or raise CheckFailed saying what went wrong.
 
     It fails if the function raises (NotImplementedError, the stub, is raised again saying so),
-    changes the `board` it was given, or, with `seconds`, is still running after that many
-    seconds (then `slow`, a hint, follows the message). The message names the call (`call`, or
+    changes the `board` it was given, or, with `seconds`, is still running after using that
+    many seconds of CPU time (then `slow`, a hint, follows the message). The message names the call (`call`, or
     one made from the function's name), draws the board as it was before the call (or `drawn`,
     the position `board` stands for, when it is not a board itself: `what` names it, say
     "list B"), and points at the line of the student's code that raised.
@@ -933,7 +937,7 @@ def returned(function: Callable, board: Any, *args: Any, call: Optional[str] = N
     except NotImplementedError as stub:
         raise _not_written(name, stub) from None
     except _OutOfTime:
-        raise _visible(_fail(call, picture, f"still searching after {seconds:g} s" + (f": {slow}" if slow else ""))) from None
+        raise _visible(_fail(call, picture, f"still searching after {seconds:g} s of CPU time" + (f": {slow}" if slow else ""))) from None
     except Exception as error:  # noqa: BLE001  (what the student's function raised is the answer)
         where = _student_line(error).removesuffix(": ")
         raise _visible(_fail(call, picture, f"raised {type(error).__name__}: {error}", note=f"(raised {where})" if where else "")) from None

@@ -45,7 +45,10 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_argument("--student", help="only these students (comma-separated)")
     sub.add_argument("--lesson", help="only these lessons (comma-separated; a unique prefix such as 01 will do)")
     sub.add_argument("--force", action="store_true", help="grade again what an earlier run graded")
-    sub.add_argument("--timeout", type=int, help="seconds a cell may run (default: nbgrader's Execute.timeout)")
+    sub.add_argument("--timeout", type=int, help="seconds (wall time) a cell may run (default: Execute.timeout in "
+                                                 "nbgrader_config.py: 120 for the lessons)")
+    sub.add_argument("--notebook-timeout", type=int, metavar="SECONDS", help="seconds (wall time) a whole notebook may "
+                     "run (default: SafeExecute.notebook_timeout in nbgrader_config.py: 600 for the lessons)")
     sub.add_argument("--memory", type=int, metavar="MB", help="memory cap per kernel (default 2048)")
     sub.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
 
@@ -99,7 +102,8 @@ def _autograde(args) -> int:
     from grader.autograde import autograde, summary
 
     outcomes = autograde(args.course, jobs=args.jobs, students=_names(args.student), lessons=_names(args.lesson),
-                         force=args.force, timeout=args.timeout, memory_mb=args.memory, progress=not args.quiet)
+                         force=args.force, timeout=args.timeout, memory_mb=args.memory,
+                         notebook_timeout=args.notebook_timeout, progress=not args.quiet)
     if not outcomes:
         if args.student or args.lesson:
             print(f"nothing in {args.course / 'submitted'} from those students for those lessons")
@@ -130,8 +134,14 @@ def _export(args) -> int:
     if not rows:
         print(f"warning: nothing has been graded in {args.course} yet (run `ttt-grader autograde`); "
               f"{args.output} has only the header", file=sys.stderr)
+    from grader.course_ops import FAILED
+
     out_of = ", ".join(f"{lesson} {points:g}" for lesson, points in max_scores(args.course).items())
     print(f"wrote {len(rows)} students to {args.output} (points available: {out_of})")
+    failed = [f"{r['student']} / {k}" for r in rows for k, v in r.items() if v == FAILED and ":" not in k]
+    if failed:
+        print(f"warning: the last grading failed for {len(failed)} submissions, shown as {FAILED} "
+              f"(run `ttt-grader autograde` again): {', '.join(failed)}", file=sys.stderr)
     return 0
 
 

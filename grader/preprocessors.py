@@ -1,5 +1,10 @@
 """Three nbgrader preprocessors that ``ttt-grader`` adds to nbgrader's pipelines.
 
+``StderrAsStdout`` runs right after execution when autograding: nbgrader scores a test cell
+that wrote anything to stderr as failed, so a correct function that calls ``warnings.warn``
+(or a library that logs) would lose its marks; this one turns stderr output into ordinary
+output, so only an error fails a cell.
+
 ``ForgetDuplicateIds`` runs right after nbgrader's ``DeduplicateIds`` when autograding: that
 preprocessor empties the nbgrader metadata of a copied cell, which ``OverwriteCells`` (with
 ``add_missing_cells``) then fails on (KeyError 'grade_id', nbgrader 0.9.6); this one removes
@@ -92,3 +97,12 @@ def name_test_links(page: str, notebook) -> str:
             grade_id = cell.metadata.nbgrader.grade_id
             page = page.replace(f'<a href="#{grade_id}">Test cell</a>', f'<a href="#{grade_id}">Tests of {html.escape(name)}</a>')
     return page
+class StderrAsStdout(NbGraderPreprocessor):
+    """Turns each code cell's stderr output into stdout output (only errors fail a test cell)."""
+
+    def preprocess_cell(self, cell, resources, cell_index):
+        """Returns the cell, its stderr streams renamed stdout."""
+        for output in cell.get("outputs", []) if cell.cell_type == "code" else []:
+            if output.output_type == "stream" and output.name == "stderr":
+                output.name = "stdout"
+        return cell, resources

@@ -97,10 +97,15 @@ def test_make_course_refuses_an_unknown_lesson_before_writing(tmp_path):
     assert not (tmp_path / "course").exists()
 
 
-def test_nbgrader_default_timeout_is_what_the_lessons_assume():
-    from nbgrader.preprocessors import Execute
+def test_the_course_config_sets_the_grading_limits(tmp_path):
+    from grader.course import NOTEBOOK_TIMEOUT
+    from grader.execute import SafeExecute
+    from grader.nbconfig import grading_config
 
-    assert Execute().timeout == CELL_TIMEOUT == 30
+    config = grading_config(make_course(tmp_path / "course", lessons=["02-who-won"]))
+    assert SafeExecute(config=config).timeout == CELL_TIMEOUT == 120
+    assert SafeExecute(config=config).notebook_timeout == NOTEBOOK_TIMEOUT == 600
+    assert SafeExecute(config=grading_config(tmp_path / "course", notebook_timeout=9)).notebook_timeout == 9
 
 
 # --- slow: real runs --------------------------------------------------------------------------
@@ -166,7 +171,7 @@ def test_a_visible_test_stops_a_search_that_does_not_end_in_a_real_kernel(tmp_pa
     source = tmp_path / "forever.ipynb"
     nbformat.write(nb, source)
     (found,) = errors(execute(source, tmp_path / "ran.ipynb"))
-    assert found[1] == "CheckFailed" and found[2].startswith("depth_limited_move(state, 2): still searching after 1 s: does `value` stop")
+    assert found[1] == "CheckFailed" and found[2].startswith("depth_limited_move(state, 2): still searching after 1 s of CPU time: does `value` stop")
 
 
 # --- the visible tests catch the common mistakes ---------------------------------------------------
