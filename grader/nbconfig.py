@@ -35,14 +35,14 @@ def _tools_on_path() -> None:
 
 def grading_config(course: Path, *, timeout: int | None = None, memory_mb: int | None = None) -> Config:
     """Returns the nbgrader Config to grade ``course`` with: safe execution, restored test
-    cells, hidden tests and their tracebacks left out of feedback."""
+    cells, hidden tests and their tracebacks left out of feedback, feedback HTML sanitised."""
     from nbconvert.preprocessors import ClearMetadataPreprocessor, CSSHTMLHeaderPreprocessor
     from nbgrader.preprocessors import (AssignLatePenalties, CheckCellMetadata, ClearHiddenTests, ClearOutput,
                                         DeduplicateIds, GetGrades, IgnorePattern, LimitOutput,
                                         OverwriteCells, OverwriteKernelspec, SaveAutoGrades)
 
     from grader.execute import SafeExecute
-    from grader.preprocessors import ForgetDuplicateIds, HideTestCode
+    from grader.preprocessors import ForgetDuplicateIds, HideTestCode, SafeFeedback
 
     _tools_on_path()
     course = Path(course).resolve()
@@ -53,7 +53,7 @@ def grading_config(course: Path, *, timeout: int | None = None, memory_mb: int |
         SafeExecute, IgnorePattern, ClearMetadataPreprocessor, LimitOutput, SaveAutoGrades,
         AssignLatePenalties, CheckCellMetadata]
     config.OverwriteCells.add_missing_cells = True
-    config.GenerateFeedback.preprocessors = [GetGrades, HideTestCode, ClearHiddenTests, CSSHTMLHeaderPreprocessor]
+    config.GenerateFeedback.preprocessors = [GetGrades, HideTestCode, ClearHiddenTests, SafeFeedback, CSSHTMLHeaderPreprocessor]
     config.merge(course_config(course))
     if timeout is not None:
         config.Execute.timeout = int(timeout)
