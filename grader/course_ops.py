@@ -69,7 +69,8 @@ def points(score: float | None) -> str:
 
 def export(course: Path, out: Path, *, detail: bool = False) -> list[dict]:
     """Writes the gradebook as CSV: a row per student, a column per lesson (blank when nothing
-    was submitted) and the total of what was; with ``detail``, a column per graded cell too.
+    was submitted), the total of what was, and what the re-check found suspicious; with
+    ``detail``, a column per graded cell too.
     Returns the rows, scores as written (see ``points``)."""
     from nbgrader.api import Gradebook, MissingEntry
 
@@ -95,14 +96,32 @@ def export(course: Path, out: Path, *, detail: bool = False) -> list[dict]:
                         scores[f"{lesson}:{cell}"] = gb.find_grade(cell, notebook, lesson, student).score
                     except MissingEntry:
                         scores[f"{lesson}:{cell}"] = None
-            rows.append({"student": student, **{k: points(v) for k, v in scores.items()}})
-        header = ["student", *lessons, "total", *(f"{l}:{c}" for l, g in cells.items() for _, c in g)]
+            rows.append({"student": student, **{k: points(v) for k, v in scores.items()},
+                         "suspicious": suspicious(course, student)})
+        header = ["student", *lessons, "total", "suspicious", *(f"{l}:{c}" for l, g in cells.items() for _, c in g)]
     out = Path(out)
     with out.open("w", newline="") as handle:
         writer = csv.DictWriter(handle, fieldnames=header)
         writer.writeheader()
         writer.writerows(rows)
     return rows
+
+
+def suspicious(course: Path, student: str) -> str:
+    """Returns what the last autograde's re-check found suspicious in a student's submissions,
+    as ``lesson: what; ...`` (empty if nothing)."""
+    import json
+
+    from grader.nbconfig import STATE
+
+    found = []
+    for marker in sorted((Path(course) / STATE / "graded" / student).glob("*.json")):
+        try:
+            notes = json.loads(marker.read_text()).get("suspicious") or []
+        except ValueError:
+            continue
+        found += [f"{marker.stem}: {note}" for note in notes]
+    return "; ".join(found)
 
 
 def max_scores(course: Path) -> dict[str, float]:
