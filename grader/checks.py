@@ -706,8 +706,8 @@ def returned(function: Callable, board: Any, *args: Any, call: Optional[str] = N
     """
     __tracebackhide__ = True  # noqa: F841
     call = call or f"{function.__name__}({', '.join(['board', *map(repr, args)])})"
-    name, kind = _graded_as(call)
-    off = _refuse_visibly(function, name, kind)
+    name, graded = _graded_as(call)
+    off = _refuse_visibly(function, name, graded)
     before = copy.deepcopy(board)
     try:
         with _deadline(seconds), _reference_off(off):
@@ -766,8 +766,8 @@ def expect(got: Any, expected: Any = None, *, call: str, kind: Optional[str] = N
     checks' messages do.
     """
     __tracebackhide__ = True  # noqa: F841
-    name, kind = _graded_as(call)
-    _refuse_visibly(sys._getframe(1).f_globals.get(name), name, kind)
+    name, graded = _graded_as(call)
+    _refuse_visibly(sys._getframe(1).f_globals.get(name), name, graded)
     if accept is not None:
         accept = list(accept)
         wanted = " or ".join(map(_shown, accept[:6])) + (f" or ... ({len(accept)} in all)" if len(accept) > 6 else "")

@@ -74,7 +74,7 @@ def recheck_unit(folder: Path, grades: dict, *, timeout: float = 30.0) -> tuple[
                  and not c.metadata["nbgrader"].get("solution")]
         if not cells:
             continue
-        verdicts, notes = run(path, timeout=timeout * (len(cells) + 1))
+        verdicts, notes = run(path, timeout=timeout)
         suspicious += notes
         for cell in cells:
             grade_id = cell.metadata["nbgrader"]["grade_id"]
@@ -97,20 +97,42 @@ def _note(cell, message: str) -> None:
         f"Re-checked apart from the rest of the notebook, this test fails, so it scores zero:\n{message}\n")))
 
 
-def run(path: Path, *, timeout: float) -> tuple[dict[str, tuple[bool, str]], list[str]]:
-    """Runs the re-check of one notebook in a fresh process; returns ({grade id: (passed,
-    message)}, suspicious notes). Verdicts without a valid token are failures."""
-    key = secrets.token_bytes(32)
-    command = [sys.executable, "-m", "grader.recheck", str(Path(path).resolve())]
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("JPY_", "JUPYTER_TOKEN"))}
-    try:
-        done = subprocess.run(command, input=key.hex() + "\n", capture_output=True, text=True, timeout=timeout,
-                              env=env, cwd=Path(path).parent, errors="replace")
-    except subprocess.TimeoutExpired:
-        return {}, [f"{Path(path).name}: the re-check did not finish within {timeout:g} s"]
+def run(path: Path, *, timeout: float = 30.0) -> tuple[dict[str, tuple[bool, str]], list[str]]:
+    """Runs the re-check of one notebook in fresh processes; returns ({grade id: (passed,
+    message)}, suspicious notes). Each test cell has `timeout` seconds; a process that dies or
+    hangs fails the cell it was running, and a new one goes on from the next cell. Verdicts
+    without a valid token are failures."""
+    import nbformat
+
+    nb = nbformat.read(path, as_version=4)
+    cells = [c.metadata["nbgrader"]["grade_id"] for c in nb.cells if c.cell_type == "code"
+             and c.metadata.get("nbgrader", {}).get("grade") and not c.metadata["nbgrader"].get("solution")]
     verdicts: dict[str, tuple[bool, str]] = {}
     notes: list[str] = []
-    for line in done.stdout.splitlines():
+    start = 0
+    while start < len(cells):
+        key = secrets.token_bytes(32)
+        command = [sys.executable, "-m", "grader.recheck", str(Path(path).resolve()), str(start), str(timeout)]
+        limit = timeout * (len(cells) - start) + 120  # the cells' limits, and the start-up
+        try:
+            done = subprocess.run(command, input=key.hex() + "\n", capture_output=True, text=True, timeout=limit,
+                                  cwd=Path(path).parent, errors="replace")
+            out, why = done.stdout, f"the process stopped (exit code {done.returncode})"
+        except subprocess.TimeoutExpired as expired:
+            out = expired.stdout.decode(errors="replace") if isinstance(expired.stdout, bytes) else (expired.stdout or "")
+            why = f"still running after {limit:g} s"
+        _read(out, key, verdicts, notes)
+        missing = [i for i, c in enumerate(cells) if i >= start and c not in verdicts]
+        if not missing:
+            break
+        verdicts[cells[missing[0]]] = (False, why)
+        start = missing[0] + 1
+    return verdicts, list(dict.fromkeys(notes))
+
+
+def _read(out: str, key: bytes, verdicts: dict, notes: list) -> None:
+    """Reads a re-check process's report lines into `verdicts` and `notes`."""
+    for line in out.splitlines():
         if not line.startswith("{\"ttt-recheck\""):
             continue
         try:
@@ -125,10 +147,6 @@ def run(path: Path, *, timeout: float) -> tuple[dict[str, tuple[bool, str]], lis
                 notes.append(f"cell {cell}: a verdict without the re-check's token was printed (forged)")
         elif "note" in record:
             notes.append(str(record["note"])[:300])
-    if done.returncode != 0 and not verdicts:
-        last = (done.stderr or "").strip().splitlines()[-1:] or [""]
-        notes.append(f"{Path(path).name}: the re-check stopped (exit code {done.returncode}) {last[0][:200]}".strip())
-    return verdicts, notes
 
 
 # -- in the re-check process -------------------------------------------------------------------
@@ -244,22 +262,32 @@ def _guarded(function, notes: list):
     return exact
 
 
-def _main(path: str) -> None:
-    """In the fresh process: loads the submission's definitions cell by cell and runs its test cells."""
+class _CellTimeout(BaseException):
+    """A test cell ran past its time limit in the re-check."""
+
+
+def _main(path: str, start: int = 0, seconds: float = 30.0) -> None:
+    """In the fresh process: loads the submission's definitions cell by cell and runs its test
+    cells from the `start`-th on (the earlier ones were re-checked by an earlier process), each
+    for at most `seconds`."""
+    import signal
+
+    def ring(signum, frame):
+        raise _CellTimeout(f"the test ran past its time limit ({seconds:g} s)")
+
     key = bytes.fromhex(sys.stdin.readline().strip())
     sys.stdin = open(os.devnull)
-    import nbformat
 
     import importlib
     import pkgutil
 
-    import grader
+    import grader.checks  # noqa: F401  (pristine, before any submission code)
     import ttt
     from grader.kernel import limit
 
-    for package in (grader, ttt):  # pristine, before any submission code
+    for package in (ttt,):  # the checks use no widget or picture
         for module in pkgutil.walk_packages(package.__path__, package.__name__ + "."):
-            if not module.name.endswith("__main__"):
+            if not module.name.endswith("__main__") and not module.name.startswith(("ttt.widgets", "ttt.draw")):
                 try:
                     importlib.import_module(module.name)
                 except Exception:  # noqa: BLE001  (a module this machine cannot import is not needed)
@@ -269,33 +297,44 @@ def _main(path: str) -> None:
     report = sys.__stdout__.write
     flush = sys.__stdout__.flush
     snapshot = _snapshot()
-    nb = nbformat.read(path, as_version=4)
+    with open(path, encoding="utf-8") as handle:  # plain JSON: nbformat takes seconds to import
+        cells = json.load(handle)["cells"]
     namespace: dict = {"__name__": "__main__"}
     notes: list[str] = []
     own: set[str] = set()
+    graded = -1
 
     def say(**record) -> None:
         report(json.dumps({"ttt-recheck": record}) + "\n")
         flush()
 
-    for index, cell in enumerate(nb.cells):
-        if cell.cell_type != "code":
+    for index, cell in enumerate(cells):
+        if cell.get("cell_type") != "code":
             continue
-        meta = cell.metadata.get("nbgrader", {})
+        meta = cell.get("metadata", {}).get("nbgrader", {})
         where = meta.get("grade_id") or f"#{index}"
+        source = cell.get("source", "")
         try:
-            tree = ast.parse(_python(cell.source))
+            tree = ast.parse(_python("".join(source) if isinstance(source, list) else source))
         except SyntaxError:
             continue
         if meta.get("grade") and not meta.get("solution"):
+            graded += 1
+            if graded < start:
+                continue
             for name in own:  # the submission's functions must return exact built-in values
                 if callable(namespace.get(name)) and not hasattr(namespace[name], "__wrapped__"):
                     namespace[name] = _guarded(namespace[name], notes)
             passed, message = True, ""
+            previous = signal.signal(signal.SIGALRM, ring)
+            signal.setitimer(signal.ITIMER_REAL, seconds)
             try:
                 exec(compile(tree, f"<test cell {where}>", "exec"), namespace)
             except BaseException as error:  # noqa: BLE001  (any error fails the test, as in nbgrader)
                 passed, message = False, f"{type(error).__name__}: {error}"[:2000]
+            finally:
+                signal.setitimer(signal.ITIMER_REAL, 0)
+                signal.signal(signal.SIGALRM, previous)
             changed = _restore(snapshot)
             if changed:
                 passed = False
@@ -322,4 +361,4 @@ def _main(path: str) -> None:
 
 
 if __name__ == "__main__":
-    _main(sys.argv[1])
+    _main(sys.argv[1], int(sys.argv[2]) if len(sys.argv) > 2 else 0, float(sys.argv[3]) if len(sys.argv) > 3 else 30.0)

@@ -56,6 +56,14 @@ def zipped(path: Path, members: dict, times: dict | None = None) -> Path:
     return path
 
 
+def folders(inbox: Path, names, lesson: str = L1) -> Path:
+    """Writes a folder per student holding one notebook that says the student's name."""
+    for name in names:
+        (inbox / name).mkdir(parents=True)
+        (inbox / name / f"{lesson}.ipynb").write_text(notebook(name))
+    return inbox
+
+
 def zip_bytes(members: dict) -> bytes:
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w") as archive:
@@ -104,10 +112,7 @@ def test_lms_user_ids_keep_two_students_of_one_name_apart(course, tmp_path, caps
 
 
 def test_names_in_any_script_are_kept(course, tmp_path, capsys):
-    inbox = tmp_path / "inbox"
-    for name in ("张伟", "李娜"):
-        (inbox / name).mkdir(parents=True)
-        (inbox / name / f"{L1}.ipynb").write_text(notebook(name))
+    inbox = folders(tmp_path / "inbox", ("张伟", "李娜"))
     zipped(inbox / "moodle.zip", {f"王芳_7_assignsubmission_file_/{L2}.ipynb": notebook("王芳"),
                                   f"Zoë Ægir_8_assignsubmission_file_/{L2}.ipynb": notebook("Zoë")})
     zipped(inbox / "canvas.zip", {f"김민준_31_41_{L2}.ipynb": notebook("김민준")})
@@ -131,10 +136,7 @@ def test_a_student_named_in_another_script_is_graded_by_real_nbgrader(tmp_path, 
 
 
 def test_a_collision_is_an_error_not_a_merge(course, tmp_path, capsys):
-    inbox = tmp_path / "inbox"
-    for name in ("Ann Lee", "ann_lee"):
-        (inbox / name).mkdir(parents=True)
-        (inbox / name / f"{L1}.ipynb").write_text(notebook(name))
+    inbox = folders(tmp_path / "inbox", ("Ann Lee", "ann_lee"))
     zipped(inbox / "moodle.zip", {f"Bo Wu_1_assignsubmission_file_/{L1}.ipynb": notebook("a"),
                                   f"bo wu_1_assignsubmission_file_/{L2}.ipynb": notebook("b")})
     code, out = run(inbox, course, capsys)
