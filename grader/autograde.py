@@ -59,6 +59,7 @@ class Outcome:
     problems: list[str] = field(default_factory=list)
     error: str = ""  # set when the unit could not be graded at all
     skipped: bool = False  # graded by an earlier run, unchanged since
+    suspicious: list[str] = field(default_factory=list)  # what the re-check apart from the notebook found
 
 
 # -- the course --------------------------------------------------------------------------------
@@ -429,6 +430,7 @@ def grade_unit(student: str, lesson: str, *, last: bool = False) -> dict:
     one); returns its grades, problems, output folder and the fingerprint of what was graded.
     Every process its kernels started is stopped before it returns."""
     from grader import execute
+    from grader.recheck import recheck_unit
 
     execute.MORE_TO_COME[0] = not last
     w = _WORKER
@@ -453,8 +455,9 @@ def grade_unit(student: str, lesson: str, *, last: bool = False) -> dict:
         _stop_kernels()
         flight.unlink(missing_ok=True)
     problems += _log_problems(result.get("log", "")) + _notebook_problems(out)
+    grades, suspicious = recheck_unit(out, _read_grades(coursedir.db_url, lesson, student))
     return {"student": student, "lesson": lesson, "problems": list(dict.fromkeys(problems)),
-            "grades": _read_grades(coursedir.db_url, lesson, student), "out": str(out),
+            "grades": grades, "suspicious": suspicious, "out": str(out),
             "fingerprint": print_, "timed_out": _timed_out_tests(out)}
 
 
@@ -516,7 +519,7 @@ def commit(course: Path, coursedir, unit: dict) -> Outcome:
         shutil.rmtree(dest, ignore_errors=True)
         dest.parent.mkdir(parents=True, exist_ok=True)
         os.rename(unit["out"], dest)
-        outcome = Outcome(student, lesson, score, max_score, unit["problems"])
+        outcome = Outcome(student, lesson, score, max_score, unit["problems"], suspicious=unit.get("suspicious", []))
     marker = _marker(course, student, lesson)
     marker.parent.mkdir(parents=True, exist_ok=True)
     tmp = marker.with_suffix(".tmp")
@@ -727,7 +730,7 @@ def summary(outcomes: list[Outcome]) -> str:
             return "-"
         if o.error:
             return "ERROR"
-        return f"{o.score:g}/{o.max_score:g}" + ("*" if o.problems else "")
+        return f"{o.score:g}/{o.max_score:g}" + ("*" if o.problems else "") + ("!" if o.suspicious else "")
 
     rows = [["student", *lessons]] + [[s, *(show(cell.get((s, l))) for l in lessons)] for s in students]
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
@@ -736,6 +739,10 @@ def summary(outcomes: list[Outcome]) -> str:
     graded = sum(1 for o in outcomes if not o.error)
     fresh = sum(1 for o in outcomes if not o.error and not o.skipped)
     lines.append(f"\n{graded} of {len(outcomes)} submissions graded ({fresh} now, {graded - fresh} unchanged since an earlier run).")
+    cheats = [o for o in outcomes if o.suspicious]
+    if cheats:
+        lines.append(f"\n! suspicious ({len(cheats)}), graded on what the functions earn when re-checked apart:")
+        lines += [f"  {o.student} / {o.lesson}: {text}" for o in cheats for text in o.suspicious]
     trouble = [o for o in outcomes if o.problems or o.error]
     if trouble:
         lines.append("\n* what went wrong where:")

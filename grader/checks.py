@@ -38,6 +38,7 @@ import functools
 import io
 import linecache
 import numbers
+import re
 import signal
 import sys
 import threading
@@ -192,31 +193,184 @@ def _plain(function: Any) -> Any:
     return getattr(function, "__func__", function)
 
 
-# What each check forbids: the reference function and whatever in the package computes the same.
-_SEARCHES = (search.minimax, search.alphabeta, search.depth_limited, search.iterative_deepening)
-_PLAYERS = (agents.make, agents.cs50, agents.as_player, agents.from_cs50)
-FORBIDDEN: dict[str, tuple[Callable, ...]] = {
-    "player": (ref.player, classic.to_move),
-    "actions": (ref.actions, classic.moves),
-    "result": (ref.result, classic.play),
-    "winner": (ref.winner, classic.winner, classic.has_line),
-    "terminal": (ref.terminal, classic.is_terminal),
-    "utility": (ref.utility, classic.utility),
-    "minimax": (ref.minimax, classic.solve, classic.value, classic.optimal_moves, classic._negamax)
-    + _SEARCHES
-    + _PLAYERS,
-    "rk_board": (),
-    "poss_win": (ref_players.poss_win,),
-    "win_block": (ref_players.win_block_move, classic.winning_squares) + _PLAYERS,
+# What each check grades: the one function (or module) of the package that computes it. The
+# denylist is derived from these: every function and class of ``ttt`` and ``grader`` whose code
+# reaches one of them (`forbidden`) is refused, under any name or alias, so nothing is listed
+# by hand as the package grows. A student's function that uses one fails with the same message
+# in the visible tests (`expect`, `returned`) as in the hidden check.
+REFERENCE: dict[str, tuple[Any, ...]] = {
+    "player": (classic.to_move,),
+    "actions": (classic.free_squares,),
+    "result": (classic.play,),
+    "winner": (classic.completed_lines,),
+    "terminal": (classic.is_terminal,),
+    "utility": (classic.utility,),
+    "minimax": (classic.solve, search),
+    "alphabeta": (classic.solve, search),
+    "rk_board": (ref_players.program2_board,),
+    "poss_win": (classic.line_threats,),
+    "win_block": (classic.line_threats,),
+    "line_score": (bigboard.line_score,),
+    "evaluate": (bigboard.line_count_evaluate, bigboard.line_count_small),
+    "depth_limited": (search,),
 }
-FORBIDDEN["alphabeta"] = FORBIDDEN["minimax"]
-FORBIDDEN["line_score"] = (bigboard.line_count_small, bigboard.line_count_evaluate, nineboard.small_lines)
-FORBIDDEN["evaluate"] = FORBIDDEN["line_score"] + (nineboard.evaluate,)
-FORBIDDEN["depth_limited"] = _SEARCHES + _PLAYERS + (search.mcts,)
+_KIND_OF_NAME = {"depth_limited_move": "depth_limited"}  # a function's name -> the check that grades it
+_PACKAGES = ("ttt", "grader")
+
+
+def _ours(value: Any) -> bool:
+    """True for a function, class or module of ``ttt`` or ``grader``."""
+    name = value.__name__ if isinstance(value, types.ModuleType) else getattr(value, "__module__", None)
+    return isinstance(name, str) and name.split(".")[0] in _PACKAGES
+
+
+def _code_names(function: types.FunctionType) -> set[str]:
+    """Return every name a function's code (and the code nested in it) looks up."""
+    names: set[str] = set()
+    codes = [function.__code__]
+    while codes:
+        code = codes.pop()
+        names.update(code.co_names)
+        codes.extend(c for c in code.co_consts if isinstance(c, types.CodeType))
+    return names
+
+
+def _named(value: Any, names: set[str], depth: int = 0) -> Iterator[Any]:
+    """Yield `value` and what code that looks up `names` reaches through it: a module's
+    attributes (``ttt.games.bigboard.small_winner``), a class's or an instance's methods
+    (``game.play``), the callables in a dict, list or tuple (a registry of players)."""
+    yield value
+    if depth > 4 or value is REFERENCE:  # the table of references names them all; it computes nothing
+        return
+    if isinstance(value, types.ModuleType):
+        if _ours(value):
+            for name in names:
+                if name in vars(value):
+                    yield from _named(vars(value)[name], names, depth + 1)
+    elif isinstance(value, dict):
+        for item in list(value.values())[:1000]:
+            yield from _named(item, names, depth + 1)
+    elif isinstance(value, (list, tuple)):
+        for item in value[:1000]:
+            yield from _named(item, names, depth + 1)
+    elif not isinstance(value, types.FunctionType):
+        cls = value if isinstance(value, type) else type(value)
+        for name in names | {"__init__", "__call__"}:
+            for base in cls.__mro__:
+                if name in vars(base):
+                    if _ours(base):
+                        yield _plain(vars(base)[name])
+                    break
+
+
+def _uses(function: Any) -> Iterator[Any]:
+    """Yield what a function names: its globals (and what they reach), defaults and closure values."""
+    f = _plain(function)
+    if isinstance(f, type):
+        yield from _named(f, set())
+        return
+    if not isinstance(f, types.FunctionType):
+        return
+    names = _code_names(f)
+    values = [f.__globals__[n] for n in names if n in f.__globals__]
+    values += list(f.__defaults__ or ()) + list((f.__kwdefaults__ or {}).values())
+    values += [cell.cell_contents for cell in (f.__closure__ or ()) if _has_contents(cell)]
+    for value in values:
+        yield from _named(value, names)
+
+
+def _package_modules() -> list[types.ModuleType]:
+    return [m for name, m in list(sys.modules.items()) if name.split(".")[0] in _PACKAGES and isinstance(m, types.ModuleType)]
+
+
+_MODULES_SEEN: list = [-1, frozenset()]
+
+
+def _modules_key() -> frozenset:
+    """Return the names of the package modules imported now (recomputed when sys.modules grows)."""
+    if _MODULES_SEEN[0] != len(sys.modules):
+        _MODULES_SEEN[:] = [len(sys.modules), frozenset(m.__name__ for m in _package_modules())]
+    return _MODULES_SEEN[1]
+
+
+def public_callables() -> list[Any]:
+    """Return every public function and class of ``ttt`` and ``grader`` (imported now), and the
+    public methods of those classes, once each, in a fixed order."""
+    found: dict[int, Any] = {}
+    for module in sorted(_package_modules(), key=lambda m: m.__name__):
+        for name, value in sorted(vars(module).items()):
+            if name.startswith("_") or not callable(value) or not _ours(value) or isinstance(value, types.ModuleType):
+                continue
+            found.setdefault(id(value), value)
+            if isinstance(value, type):
+                for attr, member in sorted(vars(value).items()):
+                    if not attr.startswith("_") and isinstance(_plain(member), types.FunctionType):
+                        found.setdefault(id(_plain(member)), _plain(member))
+    return list(found.values())
+
+
+def _everything() -> list[Any]:
+    """Return every function and class defined in ttt and grader, and their classes' methods (plain)."""
+    found: dict[int, Any] = {}
+    for module in _package_modules():
+        for value in list(vars(module).values()):
+            f = _plain(value)
+            if isinstance(f, (types.FunctionType, type)) and _ours(f):
+                found[id(f)] = f
+                for member in (vars(f).values() if isinstance(f, type) else ()):
+                    if isinstance(_plain(member), types.FunctionType):
+                        found[id(_plain(member))] = _plain(member)
+    return list(found.values())
+
+
+@functools.lru_cache(maxsize=64)
+def _derived(kind: str, modules: frozenset) -> tuple[dict[int, Any], tuple[Any, ...]]:
+    """Return (forbidden {id: function}, the functions to trap) for a check, over the package
+    modules imported now (`modules`)."""
+    references: dict[int, Any] = {}
+    for r in REFERENCE.get(kind, ()):
+        members = [v for v in vars(r).values() if isinstance(_plain(v), types.FunctionType) and _plain(v).__module__ == r.__name__] \
+            if isinstance(r, types.ModuleType) else [r]
+        references.update((id(_plain(m)), _plain(m)) for m in members)
+    everything = _everything()
+    uses = {id(f): {id(_plain(u)) for u in _uses(f)} for f in everything}
+    found = dict(references)
+    found.update((id(f), f) for f in everything if f.__module__.split(".")[0] == "grader")  # the grader is no course material
+    grown = True
+    while grown:  # whatever reaches something forbidden is forbidden
+        grown = False
+        for f in everything:
+            if id(f) not in found and uses[id(f)] & found.keys():
+                found[id(f)] = f
+                grown = True
+    cached = {id(_plain(getattr(w, "__func__", w))) for _, _, w in _cache_sites(modules)}
+    return found, tuple(f for i, f in found.items() if i in references or (i in cached and f.__module__.startswith("ttt")))
+
+
+@functools.lru_cache(maxsize=8)
+def _cache_sites(modules: frozenset) -> tuple[tuple[Any, str, Any], ...]:
+    """Return (module or class, attribute, cached function) for every cache the package holds."""
+    sites = []
+    for module in _package_modules():
+        holders = [module] + [v for v in vars(module).values() if isinstance(v, type) and v.__module__ == module.__name__]
+        for holder in holders:
+            for attr, value in list(vars(holder).items()):
+                if hasattr(getattr(value, "__func__", value), "cache_info") and _ours(_plain(value)):
+                    sites.append((holder, attr, value))
+    return tuple(sites)
+
+
+def forbidden(kind: str) -> dict[int, Any]:
+    """Return {id: function} of everything in ``ttt`` and ``grader`` that a function graded by
+    the check `kind` may not use: the check's `REFERENCE`, and every function or class whose
+    code reaches it (through names, modules, methods, registries, defaults and closures)."""
+    return _derived(kind, _modules_key())[0]
 
 
 def _forbidden_objects(kind: str) -> list[Callable]:
-    return [_plain(f) for f in FORBIDDEN.get(kind, ())]
+    """Return the functions switched off while a student's function runs: the check's
+    references, and the forbidden functions behind a cache (which could answer without them)."""
+    return list(_derived(kind, _modules_key())[1])
 
 
 @contextlib.contextmanager
@@ -224,7 +378,8 @@ def _reference_off(functions: Sequence[Callable]) -> Iterator[None]:
     """Make each of `functions` raise ReferenceCalled, wherever it is called from, inside the block.
 
     The function objects themselves get a trap as their code, so aliases, default arguments
-    and ``from ... import`` copies are all caught; the code is put back afterwards.
+    and ``from ... import`` copies are all caught; a cache in front of one is replaced by a trap
+    wherever a module or class of the package holds it. All is put back afterwards.
     """
     swapped = []
     patched = []
@@ -234,19 +389,18 @@ def _reference_off(functions: Sequence[Callable]) -> Iterator[None]:
                 trap = _trap.__code__.replace(co_name=_label(f))
                 swapped.append((f, f.__code__))
                 f.__code__ = trap
-        wrappers = {id(w): w for fs in FORBIDDEN.values() for w in fs if not isinstance(w, types.FunctionType) and _plain(w) in functions}
-        if wrappers:  # a cache in front of a trapped function could answer without calling it
-            for module in [m for name, m in list(sys.modules.items()) if name == "ttt" or name.startswith("ttt.")]:
-                for attr, value in list(vars(module).items()):
-                    if id(value) in wrappers:
-                        patched.append((module, attr, value))
-                        setattr(module, attr, _trap_for(value))
+        trapped = {id(f) for f in functions}
+        for holder, attr, value in _cache_sites(_modules_key()) if trapped else ():
+            if id(_plain(getattr(value, "__func__", value))) in trapped:
+                patched.append((holder, attr, value))
+                trap = _trap_for(value)
+                setattr(holder, attr, staticmethod(trap) if isinstance(value, staticmethod) else trap)
         yield
     finally:
         for f, code in swapped:
             f.__code__ = code
-        for module, attr, value in patched:
-            setattr(module, attr, value)
+        for holder, attr, value in patched:
+            setattr(holder, attr, value)
 
 
 def _trap_for(wrapper: Any) -> Callable:
@@ -259,7 +413,8 @@ def _trap_for(wrapper: Any) -> Callable:
 
 
 def _referenced_objects(function: Callable) -> Iterator[Any]:
-    """Yield every global, default and closure value the student's function (and its helpers) use."""
+    """Yield every object the student's function (and its helpers) name: globals (and what they
+    reach: module attributes, methods, registries), defaults and closure values."""
     seen: set[int] = set()
     stack = [function]
     while stack:
@@ -267,16 +422,7 @@ def _referenced_objects(function: Callable) -> Iterator[Any]:
         if not isinstance(f, types.FunctionType) or id(f) in seen:
             continue
         seen.add(id(f))
-        names: set[str] = set()
-        codes = [f.__code__]
-        while codes:
-            code = codes.pop()
-            names.update(code.co_names)
-            codes.extend(c for c in code.co_consts if isinstance(c, types.CodeType))
-        values = [f.__globals__[n] for n in names if n in f.__globals__]
-        values += list(f.__defaults__ or ()) + list((f.__kwdefaults__ or {}).values())
-        values += [cell.cell_contents for cell in (f.__closure__ or ()) if _has_contents(cell)]
-        for value in values:
+        for value in _uses(f):
             yield value
             if isinstance(value, types.FunctionType) and value.__globals__ is f.__globals__:
                 stack.append(value)  # the student's own helper, defined in the same notebook
@@ -291,23 +437,26 @@ def _has_contents(cell: Any) -> bool:
 
 
 def _refuse_reference(function: Callable, name: str, kind: str) -> None:
-    """Raise CheckFailed if `function` is, or uses, a reference function this check forbids."""
-    forbidden = {id(f): f for f in _forbidden_objects(kind)}
-    if id(_plain(function)) in forbidden:
+    """Raise CheckFailed if `function` is, or uses, something of the package this check forbids."""
+    refused = forbidden(kind)
+    if id(_plain(function)) in refused:
         raise CheckFailed(
             f"{name} is {_label(_plain(function))}, the reference solution, not your own function: "
             f"write {name} yourself in the solution cell."
         )
     for value in _referenced_objects(function):
-        f = forbidden.get(id(_plain(value)))
-        if f is not None:
+        f = refused.get(id(_plain(value)))
+        if f is not None and f is not _plain(function):
             raise _used_reference(name, _label(f))
 
 
 def _used_reference(name: str, label: str) -> CheckFailed:
+    """Return the one message for a function that uses what its check refuses (hidden and visible tests alike)."""
+    what = "the grader, not something your code may call" if label.startswith("grader.") else \
+        "the reference solution this lesson asks you to write yourself"
     failed = CheckFailed(
-        f"{name} uses {label}, which is part of the reference solution this lesson asks you to "
-        f"write yourself. Remove it and compute the answer in your own code."
+        f"{name} uses {label}, which is part of {what}. Remove it and compute the answer in your own code "
+        f"(using the package's own version of what a lesson asks you to write scores zero)."
     )
     failed.fatal = True
     return failed
@@ -396,6 +545,8 @@ class _Student:
             raise NotImplementedError(
                 f"{self.name} is not written yet: replace `raise NotImplementedError()` with your code."
             ) from None
+        except SystemExit as exiting:
+            raise _fail(call, board, f"exited (SystemExit: {exiting}) instead of returning an answer", checked=checked) from None
         except RecursionError:
             raise _fail(call, board, "went into endless recursion (RecursionError): check the case that stops it.", checked=checked) from None
         except Exception as error:  # the student's bug, shown as what it is
@@ -915,6 +1066,27 @@ def _not_written(name: str, raised: Optional[BaseException] = None) -> NotImplem
     return error
 
 
+def _graded_as(call: str) -> tuple[str, Optional[str]]:
+    """Return the function a visible test's `call` names (``winner`` for ``"winner(board)"``), and
+    the check that grades it (None if none does)."""
+    found = re.match(r"\s*([A-Za-z_]\w*)\s*\(", call or "")
+    name = found.group(1) if found else ""
+    kind = _KIND_OF_NAME.get(name, name)
+    return name, kind if kind in REFERENCE else None
+
+
+def _refuse_visibly(function: Any, name: str, kind: Optional[str]) -> list[Callable]:
+    """Raise the hidden check's CheckFailed, shown as its message alone, if `function` is or
+    uses what the check for `kind` refuses; return the functions to switch off while it runs."""
+    if kind is None or _ALLOWED[-1] or not callable(function):
+        return []
+    try:
+        _refuse_reference(function, name, kind)
+    except CheckFailed as error:
+        raise _visible(error) from None
+    return _forbidden_objects(kind)
+
+
 def returned(function: Callable, board: Any, *args: Any, call: Optional[str] = None, seconds: Optional[float] = None,
              slow: str = "", drawn: Any = None, what: str = "board") -> Any:
     """Return ``function(board, *args)``, or raise CheckFailed saying what went wrong.
@@ -927,15 +1099,18 @@ def returned(function: Callable, board: Any, *args: Any, call: Optional[str] = N
     "list B"), and points at the line of the student's code that raised.
     """
     __tracebackhide__ = True  # noqa: F841
-    name = getattr(function, "__name__", "the function")
-    call = call or f"{name}({', '.join(['board', *map(repr, args)])})"
+    call = call or f"{getattr(function, '__name__', 'the function')}({', '.join(['board', *map(repr, args)])})"
+    name, graded = _graded_as(call)
+    off = _refuse_visibly(function, name, graded)
     before = copy.deepcopy(board)
     picture = before if drawn is None else drawn
     try:
-        with _deadline(seconds):
+        with _deadline(seconds), _reference_off(off):
             got = function(board, *args)
     except NotImplementedError as stub:
         raise _not_written(name, stub) from None
+    except ReferenceCalled as called:
+        raise _visible(_used_reference(name, str(called))) from None
     except _OutOfTime:
         raise _visible(_fail(call, picture, f"still searching after {seconds:g} s of CPU time" + (f": {slow}" if slow else ""))) from None
     except Exception as error:  # noqa: BLE001  (what the student's function raised is the answer)
@@ -1057,6 +1232,8 @@ def expect(got: Any, expected: Any = None, *, call: str, kind: Optional[str] = N
     checks' messages do.
     """
     __tracebackhide__ = True  # noqa: F841
+    name, graded = _graded_as(call)
+    _refuse_visibly(sys._getframe(1).f_globals.get(name), name, graded)
     if accept is not None:
         accept = list(accept)
         wanted = " or ".join(map(_shown, accept[:6])) + (f" or ... ({len(accept)} in all)" if len(accept) > 6 else "")
@@ -1365,12 +1542,9 @@ def check_utility(student: _Student) -> str:
     return _passed("utility", f"all {len(boards):,} positions where the game is over")
 
 
-_RK_CODE = {".": 2, "X": 3, "O": 5}
-
-
 def rk_board(board: Board) -> list[int]:
-    """Return Rich & Knight's board for a CS50 board: [0] unused (0), then B[1..9] row by row, 2 blank, 3 X, 5 O (Rich & Knight's Program 2)."""
-    return [0] + [_RK_CODE[c] for c in ref.to_text(board)]
+    """Return Rich & Knight's board for a CS50 board: [0] unused (0), then B[1..9] row by row, 2 blank, 3 X, 5 O."""
+    return ref_players.program2_board(ref.to_text(board))
 
 
 @_guarded
@@ -1650,17 +1824,7 @@ def check_alphabeta_calls(alphabeta: Callable, *, fraction: float = ALPHABETA_CA
 # --- lesson 6: the CSC 242 write-up's nine-board game --------------------------------------------------------
 
 
-def line_score(small: str, player: str) -> int:
-    """Return the CSC 242 write-up's score of one small board for `player`: over the 8 lines holding no
-    opponent mark, 5 for a line with one of `player`'s marks, 10 for a line with two (the CSC 242 write-up's
-    boardVal, as its prose says; a full line scores nothing, it has ended the game)."""
-    them = "O" if player == "X" else "X"
-    score = 0
-    for a, b, c in classic.LINES:
-        line = small[a] + small[b] + small[c]
-        if them not in line:
-            score += (0, 5, 10, 0)[line.count(player)]
-    return score
+line_score = bigboard.line_score  # the CSC 242 write-up's score of one small board for a player (5 and 10 per line)
 
 
 @functools.lru_cache(maxsize=None)

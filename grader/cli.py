@@ -95,7 +95,7 @@ def _collect(args) -> int:
 
     report = collect(args.path, args.course)
     print(report.text())
-    return 0 if not report.unplaced else 1
+    return 0 if report.ok else 1
 
 
 def _autograde(args) -> int:

@@ -1,54 +1,117 @@
 """Bring submissions into nbgrader's layout: ``DIR/submitted/<student>/<lesson>/<lesson>.ipynb``.
 
-``collect(PATH, course)`` takes a folder or a zip file (zip files inside are opened too) and
-places every notebook it can. How names are mapped:
+``collect(PATH, course)`` takes a folder or a zip file and places every notebook it can. What
+goes where:
 
+- an *export* is a zip file from an LMS (Canvas, Moodle, Blackboard) or any zip or folder that
+  is not one student's: PATH itself, and every zip file whose members are named the way an LMS
+  names them, wherever it lies (so ``week2/canvas.zip`` and ``week3/canvas.zip`` keep each
+  student; the folders above an export name no one);
+- the student, inside an export: a Moodle folder ``Full Name_123_assignsubmission_file_``
+  gives ``full_name_123``; a Canvas file ``name_12345_67890_...`` (or ``name_late_...``) gives
+  ``name_12345`` (the LMS user id stays in the student id); Blackboard's
+  ``Lesson_name_attempt_<date>_...`` gives ``name``; else the first folder that is not a lesson
+  folder; else, for a loose notebook, the start of its file name (``name-01-boards-and-moves``);
+- a zip file a student uploaded (one inside an export member, or in a student's folder) is
+  that student's, whatever its own members are called;
 - the lesson: the first lesson name (``01-boards-and-moves``, spaces, ``_`` and ``-`` alike,
-  any case) found in the notebook's file name, else in one of its folders' names;
-- the student: the first folder under PATH that is not itself a lesson folder (a folder per
-  student; Moodle's ``Full Name_123_assignsubmission_file_`` becomes ``Full_Name_123``), else,
-  for a loose notebook, the start of its file name: Canvas's ``name_12345_67890_...`` and
-  ``name_late_...`` become ``name``, Blackboard's ``Lesson_name_attempt_...`` becomes
-  ``name``, and ``name-01-boards-and-moves.ipynb`` becomes ``name``;
-- student ids keep letters, digits, ``.``, ``_`` and ``-`` (other characters become ``_``),
-  lower-cased;
-- two notebooks for the same student and lesson: the newer one wins, and the report says so.
+  any case) in the notebook's file name, else in one of its folders' or archives' names;
+- student ids keep letters (any script: ``张伟`` stays ``张伟``), digits, ``.``, ``_`` and ``-``,
+  lower-cased; two different names that give the same id are an error, and neither is placed;
+- the submission time is the LMS's (Blackboard's ``attempt_<date>``), else the time the export
+  records for the outermost zip member, else the file's modified time. It is written to
+  nbgrader's ``timestamp.txt``; of two notebooks for one student and lesson the newer is kept,
+  whichever was collected first, and two different notebooks with the same time are an error.
 
-What cannot be placed (no lesson in its name, no student) is listed in the report, with why.
+Every member that is not placed is listed with why (not a notebook, a path that leaves the
+archive, macOS or Jupyter housekeeping, too large, no lesson, no student). Extraction is
+capped: ``MAX_MEMBER_BYTES`` per member, ``MAX_TOTAL_BYTES`` and ``MAX_MEMBERS`` per collect,
+archives nested at most ``MAX_DEPTH`` deep; members are read in chunks and counted as they are
+read, so a zip file that lies about its sizes is stopped too.
 """
 
 from __future__ import annotations
 
+import calendar
+import difflib
+import hashlib
+import json
 import re
 import shutil
 import tempfile
-import time
+import unicodedata
 import zipfile
 from dataclasses import dataclass, field
-from pathlib import Path
+from datetime import datetime, timezone
+from pathlib import Path, PurePosixPath
 
 from grader.autograde import coursedir_of, lesson_notebooks
+from grader.nbconfig import STATE
 
-SKIP = ("__MACOSX", ".ipynb_checkpoints")
+SKIP = ("__MACOSX", ".ipynb_checkpoints", ".DS_Store")
+MAX_MEMBER_BYTES = 32 * 2**20  # one notebook (a lesson's solved notebook is well under 1 MB)
+MAX_TOTAL_BYTES = 2 * 2**30  # everything one collect extracts
+MAX_MEMBERS = 50_000  # archive members one collect looks at
+MAX_DEPTH = 3  # zip files inside zip files
+_CHUNK = 2**20
+STAMP = "timestamp.txt"  # nbgrader's file for the submission time
+_STAMP_FORMAT = "%Y-%m-%d %H:%M:%S.%f UTC"
+
+_MOODLE = re.compile(r"^(?P<s>.+?)_assignsubmission_\w*$")
+_CANVAS = re.compile(r"^(?P<s>[^_]+?)(_late)?_(?P<id>\d+)_\d+_", re.I)
+_BLACKBOARD = re.compile(r"^.+?_(?P<s>[^_]+)_attempt_(?P<t>\d{4}-\d\d-\d\d-\d\d-\d\d-\d\d)")
 
 
 @dataclass
 class CollectReport:
-    """What collect did: placed (student, lesson, from), and what it could not place, with why."""
+    """What collect did: placed (student, lesson, from), what it could not place or skipped
+    (where, why), the errors that make it fail (collisions, caps), and notes."""
 
     placed: list[tuple[str, str, str]] = field(default_factory=list)
     unplaced: list[tuple[str, str]] = field(default_factory=list)
+    skipped: list[tuple[str, str]] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        """True when every notebook was placed and nothing went wrong."""
+        return not self.unplaced and not self.errors
 
     def text(self) -> str:
         """Returns the report as lines of text."""
         students = {s for s, _, _ in self.placed}
         lines = [f"placed {len(self.placed)} notebooks for {len(students)} students"]
         lines += [f"  note: {n}" for n in self.notes]
-        if self.unplaced:
-            lines.append(f"could not place {len(self.unplaced)}:")
-            lines += [f"  {where}: {why}" for where, why in self.unplaced]
+        for title, rows in (("could not place", self.unplaced), ("skipped", self.skipped)):
+            if rows:
+                lines.append(f"{title} {len(rows)}:")
+                lines += [f"  {where}: {why}" for where, why in rows]
+        if self.errors:
+            lines.append(f"ERRORS ({len(self.errors)}), fix these and collect again:")
+            lines += [f"  {e}" for e in self.errors]
         return "\n".join(lines)
+
+
+@dataclass
+class _Found:
+    """One notebook found: its file on disk, where it was, the names that may hold its lesson,
+    the parts that name its student (inside its export), the owner an outer archive fixed, its time."""
+
+    path: Path
+    shown: str
+    lesson_parts: tuple[str, ...]
+    student_parts: tuple[str, ...]
+    owner: str | None
+    when: float
+
+
+@dataclass
+class _Budget:
+    members: int = 0
+    bytes: int = 0
+    files: int = 0
+    stopped: bool = False
 
 
 def _key(text: str) -> str:
@@ -56,8 +119,10 @@ def _key(text: str) -> str:
 
 
 def student_id(text: str) -> str:
-    """Returns a safe nbgrader student id for a name."""
-    return re.sub(r"[^a-z0-9._-]+", "_", text.strip().lower()).strip("._-") or "unknown"
+    """Returns a safe nbgrader student id for a name ('' if nothing is left): letters of any
+    script, digits, ``.``, ``_`` and ``-``, lower-cased; anything else becomes ``_``."""
+    text = unicodedata.normalize("NFC", text).strip().lower()
+    return re.sub(r"[^\w.-]+", "_", text).strip("._-")
 
 
 def _lesson_in(text: str, lessons: list[str]) -> str | None:
@@ -70,30 +135,69 @@ def _lesson_in(text: str, lessons: list[str]) -> str | None:
 
 def _closest(stem: str, lessons: list[str]) -> list[str]:
     """Returns the lessons whose names are closest to ``stem`` (all of them if none is close)."""
-    import difflib
-
     return difflib.get_close_matches(_key(stem), lessons, n=3, cutoff=0.5) or lessons
 
 
-def _student_from_file(stem: str, lesson: str) -> str | None:
-    canvas = re.match(r"^(?P<s>[^_]+?)(_late)?_\d+_\d+_", stem)
+def _lms_student(parts: tuple[str, ...]) -> str | None:
+    """Returns the student an LMS names in a member's path: a Moodle folder, a Canvas or
+    Blackboard file name; else None."""
+    for part in parts[:-1]:
+        moodle = _MOODLE.match(part)
+        if moodle:
+            return moodle.group("s")
+    stem = PurePosixPath(parts[-1]).stem if parts else ""
+    canvas = _CANVAS.match(stem)
     if canvas:
-        return canvas.group("s")
-    blackboard = re.match(r"^.+?_(?P<s>[^_]+)_attempt_[\d-]+", stem)
-    if blackboard:
-        return blackboard.group("s")
-    at = _key(stem).find(_key(lesson))
-    prefix = _key(stem)[:at].strip("-") if at > 0 else ""
-    return prefix or None
+        return f"{canvas.group('s')}_{canvas.group('id')}"
+    blackboard = _BLACKBOARD.match(stem)
+    return blackboard.group("s") if blackboard else None
 
 
-def _student_from_folder(name: str) -> str:
-    return re.sub(r"_assignsubmission_\w*$", "", name)
+def _lms_time(parts: tuple[str, ...]) -> float | None:
+    """Returns the submission time an LMS wrote into a member's name (Blackboard), else None."""
+    for part in parts:
+        found = _BLACKBOARD.match(PurePosixPath(part).stem)
+        if found:
+            return calendar.timegm(datetime.strptime(found.group("t"), "%Y-%m-%d-%H-%M-%S").timetuple())
+    return None
 
 
-def collect(source: Path, course: Path) -> CollectReport:
+def _student(parts: tuple[str, ...], lesson: str | None, lessons: list[str]) -> str | None:
+    """Returns the student a path inside an export names (see the module's docstring)."""
+    lms = _lms_student(parts)
+    if lms:
+        return lms
+    folders = [p for p in parts[:-1] if not _lesson_in(p, lessons)]
+    if folders:
+        return folders[0]
+    if lesson is None:
+        return None
+    stem = _key(PurePosixPath(parts[-1]).stem)
+    at = stem.find(_key(lesson))
+    return stem[:at].strip("-") or None if at > 0 else None
+
+
+def _stamp(when: float) -> str:
+    return datetime.fromtimestamp(when, timezone.utc).strftime(_STAMP_FORMAT)
+
+
+def _stamped(folder: Path) -> float | None:
+    """Returns the submission time in a submission folder's timestamp.txt, if it has one."""
+    try:
+        text = (folder / STAMP).read_text().strip()
+        return datetime.strptime(text, _STAMP_FORMAT).replace(tzinfo=timezone.utc).timestamp()
+    except (OSError, ValueError):
+        return None
+
+
+def _digest(path: Path) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def collect(source: Path, course: Path, *, max_member_bytes: int = MAX_MEMBER_BYTES,
+            max_total_bytes: int = MAX_TOTAL_BYTES, max_members: int = MAX_MEMBERS) -> CollectReport:
     """Copies every notebook under ``source`` (a folder or a zip file) into the course's
-    submitted folder; returns the report of what went where and what could not be placed."""
+    submitted folder; returns the report of what went where, what was skipped and why."""
     course = Path(course).resolve()
     coursedir = coursedir_of(course)
     lessons = list(lesson_notebooks(course, coursedir))
@@ -102,64 +206,213 @@ def collect(source: Path, course: Path) -> CollectReport:
     if not Path(source).exists():
         raise FileNotFoundError(f"{source} does not exist: give a folder or a zip file of submissions")
     report = CollectReport()
-    chosen: dict[tuple[str, str], tuple[float, Path, str]] = {}
+    caps = {"member": max_member_bytes, "total": max_total_bytes, "members": max_members}
+    ledger_path = course / STATE / "collected.json"
+    try:
+        known_names: dict[str, str] = json.loads(ledger_path.read_text())["names"]
+    except (OSError, ValueError, KeyError):
+        known_names = {}
     with tempfile.TemporaryDirectory() as scratch:
-        for path, shown, mtime in _notebooks(Path(source), Path(scratch), report):
-            parts = Path(shown).parts
-            lesson = _lesson_in(path.stem, lessons) or next(
-                (l for part in reversed(parts[:-1]) for l in [_lesson_in(part, lessons)] if l), None)
+        walker = _Walker(Path(scratch), report, _Budget(), caps, lessons)
+        candidates: dict[tuple[str, str], list[tuple[float, _Found, str]]] = {}
+        names: dict[str, set[str]] = {}
+        for found in walker.walk(Path(source)):
+            lesson = next((l for part in reversed(found.lesson_parts) for l in [_lesson_in(PurePosixPath(part).stem, lessons)] if l), None)
             if lesson is None:
-                report.unplaced.append((shown, "no lesson name in the file's name or folders "
-                                               f"(rename it to one of: {', '.join(_closest(path.stem, lessons))})"))
+                stem = PurePosixPath(found.lesson_parts[-1]).stem
+                report.unplaced.append((found.shown, "no lesson name in the file's name or folders "
+                                                     f"(rename it to one of: {', '.join(_closest(stem, lessons))})"))
                 continue
-            folders = [p for p in parts[:-1] if not _lesson_in(p, lessons)]
-            student = _student_from_folder(folders[0]) if folders else _student_from_file(path.stem, lesson)
-            if not student:
-                report.unplaced.append((shown, "no student: put it in a folder named after the student"))
+            raw = found.owner or _student(found.student_parts, lesson, lessons)
+            sid = student_id(raw) if raw else ""
+            if not sid:
+                why = ("no student: put it in a folder named after the student" if not raw else
+                       f"the student name {raw!r} has no letter or digit to make an id from")
+                report.unplaced.append((found.shown, why))
                 continue
-            key = (student_id(student), lesson)
-            if key in chosen:
-                older, newer = sorted([chosen[key], (mtime, path, shown)], key=lambda t: t[0])
-                report.notes.append(f"{key[0]}/{key[1]}: kept {newer[2]}, not {older[2]} (older)")
-                chosen[key] = newer
-            else:
-                chosen[key] = (mtime, path, shown)
-        for (student, lesson), (_, path, shown) in sorted(chosen.items()):
-            folder = Path(coursedir.format_path(coursedir.submitted_directory, student, lesson))
-            folder.mkdir(parents=True, exist_ok=True)
-            name = lesson_notebooks(course, coursedir)[lesson][0]
-            shutil.copyfile(path, folder / f"{name}.ipynb")
-            report.placed.append((student, lesson, shown))
+            raw = unicodedata.normalize("NFC", raw).strip()
+            names.setdefault(sid, set()).add(raw)
+            candidates.setdefault((sid, lesson), []).append((found.when, found, raw))
+        clashing = {sid for sid, raws in names.items()
+                    if len(raws) > 1 or (sid in known_names and known_names[sid] not in raws)}
+        for sid in sorted(clashing):
+            shown = sorted(names[sid] | ({known_names[sid]} if sid in known_names else set()))
+            report.errors.append(f"{' and '.join(map(repr, shown))} would both be student {sid!r}: "
+                                 "nothing of theirs was placed; put their notebooks in folders with distinct names")
+        for (sid, lesson), found in sorted(candidates.items()):
+            if sid in clashing:
+                continue
+            _place(course, coursedir, lessons, sid, lesson, found, report)
+            known_names[sid] = next(iter(names[sid]))
+    ledger_path.parent.mkdir(parents=True, exist_ok=True)
+    ledger_path.write_text(json.dumps({"names": known_names}, ensure_ascii=False, indent=1))
     return report
 
 
-def _notebooks(source: Path, scratch: Path, report: CollectReport, prefix: str = ""):
-    """Yields (path, name relative to PATH, modified time) for each notebook, opening zip files."""
-    if source.is_file() and zipfile.is_zipfile(source):
-        target = scratch / f"zip{len(list(scratch.iterdir()))}"
-        with zipfile.ZipFile(source) as archive:
-            times = {i.filename: i.date_time for i in archive.infolist()}
-            for info in archive.infolist():
-                name = Path(info.filename)
-                if info.is_dir() or any(p in SKIP for p in name.parts) or ".." in name.parts or name.is_absolute():
-                    continue
-                archive.extract(info, target)
-        for path in sorted(target.rglob("*")):
-            rel = path.relative_to(target).as_posix()
-            if path.suffix == ".ipynb":
-                yield path, f"{prefix}{rel}", time.mktime(times.get(rel, (1980, 1, 1, 0, 0, 0)) + (0, 0, -1))
+def _place(course: Path, coursedir, lessons, sid: str, lesson: str, found: list, report: CollectReport) -> None:
+    """Places the newest of a student's notebooks for a lesson, unless the one already
+    collected is newer; two different notebooks with the newest time are an error."""
+    found.sort(key=lambda t: t[0])
+    when, newest, _ = found[-1]
+    ties = [f for w, f, _ in found[:-1] if w == when and _digest(f.path) != _digest(newest.path)]
+    if ties:
+        report.errors.append(f"{sid}/{lesson}: {newest.shown} and {ties[0].shown} have the same submission "
+                             "time and differ, so neither is known to be the newer: nothing placed")
+        return
+    for _, older, _ in found[:-1]:
+        if older.shown != newest.shown:
+            report.notes.append(f"{sid}/{lesson}: kept {newest.shown}, not {older.shown} (older)")
+    folder = Path(coursedir.format_path(coursedir.submitted_directory, sid, lesson))
+    name = lesson_notebooks(course, coursedir)[lesson][0]
+    target = folder / f"{name}.ipynb"
+    before = _stamped(folder) if target.exists() else None
+    if before is not None and before > when:
+        report.notes.append(f"{sid}/{lesson}: kept the notebook collected before ({_stamp(before)}), "
+                            f"not {newest.shown} ({_stamp(when)}, older)")
+        return
+    if before is not None and before == when and _digest(target) != _digest(newest.path):
+        report.errors.append(f"{sid}/{lesson}: {newest.shown} has the same submission time as the notebook "
+                             "collected before and differs from it: nothing placed")
+        return
+    folder.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(newest.path, target)
+    (folder / STAMP).write_text(_stamp(when))
+    report.placed.append((sid, lesson, newest.shown))
+
+
+class _Walker:
+    """Finds the notebooks under a folder or zip file, extracting archives under the caps."""
+
+    def __init__(self, scratch: Path, report: CollectReport, budget: _Budget, caps: dict, lessons: list[str]):
+        self.scratch, self.report, self.budget, self.caps, self.lessons = scratch, report, budget, caps, lessons
+
+    def walk(self, source: Path):
+        """Yields a _Found per notebook under ``source``."""
+        if source.is_file():
+            if zipfile.is_zipfile(source):
+                yield from self._archive(source, source.name, (source.name,), owner=None, when=None, depth=1)
+            elif source.suffix == ".ipynb":
+                yield _Found(source, source.name, (source.name,), (source.name,), None, source.stat().st_mtime)
+            else:
+                self.report.skipped.append((source.name, _not_a_notebook(source.name)))
+            return
+        for path in sorted(source.rglob("*")):
+            rel = path.relative_to(source)
+            if not path.is_file():
+                continue
+            parts = rel.parts
+            if any(p in SKIP for p in parts):
+                self.report.skipped.append((rel.as_posix(), "macOS or Jupyter housekeeping, not a submission"))
+            elif path.suffix == ".ipynb":
+                yield _Found(path, rel.as_posix(), parts, parts, None, _lms_time(parts) or path.stat().st_mtime)
             elif zipfile.is_zipfile(path):
-                yield from _notebooks(path, scratch, report, prefix=f"{Path(rel).parent.as_posix()}/".lstrip("./"))
-        return
-    if source.is_file():
-        if source.suffix == ".ipynb":
-            yield source, source.name, source.stat().st_mtime
-        return
-    for path in sorted(source.rglob("*")):
-        rel = path.relative_to(source)
-        if any(p in SKIP for p in rel.parts) or not path.is_file():
-            continue
-        if path.suffix == ".ipynb":
-            yield path, rel.as_posix(), path.stat().st_mtime
-        elif zipfile.is_zipfile(path):
-            yield from _notebooks(path, scratch, report, prefix=f"{rel.parent.as_posix()}/".lstrip("./"))
+                owner = None if self._is_export(path) else _student(parts, None, self.lessons)
+                yield from self._archive(path, rel.as_posix(), parts, owner=owner, when=None, depth=1)
+            else:
+                self.report.skipped.append((rel.as_posix(), _not_a_notebook(path.name)))
+
+    def _is_export(self, path: Path) -> bool:
+        """True if a zip file's members are named the way an LMS names them."""
+        try:
+            with zipfile.ZipFile(path) as archive:
+                return any(_lms_student(_parts(i.filename)) for i in archive.infolist()[:10_000] if not i.is_dir())
+        except (zipfile.BadZipFile, OSError):
+            return False
+
+    def _archive(self, path: Path, shown: str, outer: tuple[str, ...], *, owner: str | None, when: float | None, depth: int):
+        """Yields the notebooks in a zip file: ``outer`` names it (for lessons), ``owner`` is
+        the student an outer member fixed (None: an export), ``when`` the outer member's time."""
+        budget, report = self.budget, self.report
+        try:
+            archive = zipfile.ZipFile(path)
+        except (zipfile.BadZipFile, OSError) as error:
+            report.skipped.append((shown, f"not a readable zip file ({error})"))
+            return
+        with archive:
+            for info in archive.infolist():
+                if info.is_dir():
+                    continue
+                where = f"{shown}:{info.filename}"
+                if budget.stopped:
+                    report.skipped.append((where, "not read: collect stopped at a cap (see the errors)"))
+                    continue
+                budget.members += 1
+                if budget.members > self.caps["members"]:
+                    budget.stopped = True
+                    report.errors.append(f"{where}: more than {self.caps['members']:,} archive members in all; "
+                                         "collect stopped reading archives here (is this a zip bomb?)")
+                    report.skipped.append((where, "not read: over the cap on members"))
+                    continue
+                parts = _parts(info.filename)
+                if parts is None:
+                    report.skipped.append((where, "its path leaves the archive (.., an absolute path or a drive): not extracted"))
+                    continue
+                if any(p in SKIP for p in parts):
+                    report.skipped.append((where, "macOS or Jupyter housekeeping, not a submission"))
+                    continue
+                name = parts[-1]
+                is_zip = name.lower().endswith(".zip")
+                if not (name.endswith(".ipynb") or is_zip):
+                    report.skipped.append((where, _not_a_notebook(name)))
+                    continue
+                if is_zip and depth >= MAX_DEPTH:
+                    report.skipped.append((where, f"a zip file inside {depth} zip files: not opened (at most {MAX_DEPTH} deep)"))
+                    continue
+                target = self._extract(archive, info, where)
+                if target is None:
+                    continue
+                stamp = when if when is not None else _lms_time(parts) or calendar.timegm(info.date_time + (0, 0, 0))
+                member_owner = owner
+                if is_zip:
+                    if member_owner is None:
+                        member_owner = _student(parts, None, self.lessons)
+                    yield from self._archive(target, where, outer + parts, owner=member_owner, when=stamp, depth=depth + 1)
+                else:
+                    yield _Found(target, where, outer + parts, parts, member_owner, stamp)
+
+    def _extract(self, archive: zipfile.ZipFile, info: zipfile.ZipInfo, where: str) -> Path | None:
+        """Copies one member to the scratch folder under the caps; returns its path, or None
+        (listed as skipped, with an error for a cap) if it could not be extracted."""
+        budget, caps = self.budget, self.caps
+        budget.files += 1
+        target = self.scratch / f"m{budget.files}{PurePosixPath(info.filename.replace(chr(92), '/')).suffix.lower()}"
+        size = 0
+        try:
+            with archive.open(info) as src, open(target, "wb") as dst:
+                while chunk := src.read(_CHUNK):
+                    size += len(chunk)
+                    budget.bytes += len(chunk)
+                    if size > caps["member"]:
+                        self.report.errors.append(f"{where}: expands to more than {caps['member'] / 2**20:g} MB "
+                                                  "(the cap for one member): not extracted")
+                        self.report.skipped.append((where, "too large"))
+                        break
+                    if budget.bytes > caps["total"]:
+                        budget.stopped = True
+                        self.report.errors.append(f"{where}: the archives expand to more than "
+                                                  f"{caps['total'] / 2**30:g} GB in all (the cap): collect stopped here")
+                        self.report.skipped.append((where, "not read: over the cap on total size"))
+                        break
+                    dst.write(chunk)
+                else:
+                    return target
+        except (zipfile.BadZipFile, OSError, RuntimeError, NotImplementedError, EOFError) as error:
+            self.report.skipped.append((where, f"could not be extracted ({type(error).__name__}: {error})"))
+        target.unlink(missing_ok=True)
+        return None
+
+
+def _parts(filename: str) -> tuple[str, ...] | None:
+    """Returns a member name's parts ('\\' read as '/', as Windows tools write it), or None if
+    the path would leave the archive (a '..' part, an absolute path, a drive letter)."""
+    name = filename.replace("\\", "/")
+    parts = tuple(p for p in name.split("/") if p not in ("", "."))
+    if name.startswith("/") or ".." in parts or re.match(r"^[A-Za-z]:", name) or not parts:
+        return None
+    return parts
+
+
+def _not_a_notebook(name: str) -> str:
+    if name.endswith(".py"):
+        return "a Python file, not a notebook (a CS50 tictactoe.py is graded with `ttt-grader check FILE`)"
+    return "not a notebook (.ipynb) or a zip file"

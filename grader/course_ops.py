@@ -89,7 +89,8 @@ FAILED = "FAILED"  # a lesson whose last grading failed: its gradebook score, if
 def export(course: Path, out: Path, *, detail: bool = False) -> list[dict]:
     """Writes the gradebook as CSV: a row per student, a column per lesson (blank when nothing
     was submitted, FAILED when the last grading of the submission failed, so that no earlier
-    score passes for a current one) and the total of what was graded; with ``detail``, a column
+    score passes for a current one), the total of what was graded, and what the re-check found
+    suspicious; with ``detail``, a column
     per graded cell too. The first row, ``Points Possible``, gives each column's maximum.
     Returns the students' rows, scores as written (see ``points``)."""
     from nbgrader.api import Gradebook, MissingEntry
@@ -120,12 +121,12 @@ def export(course: Path, out: Path, *, detail: bool = False) -> list[dict]:
                         scores[f"{lesson}:{cell}"] = gb.find_grade(cell, notebook, lesson, student).score
                     except MissingEntry:
                         scores[f"{lesson}:{cell}"] = None
-            row = {"student": student, **{k: points(v) for k, v in scores.items()}}
+            row = {"student": student, **{k: points(v) for k, v in scores.items()}, "suspicious": suspicious(course, student)}
             for lesson in lessons:
                 if (student, lesson) in failed:
                     row.update({lesson: FAILED, **{f"{lesson}:{c}": FAILED for _, c, _ in cells.get(lesson, [])}})
             rows.append(row)
-        header = ["student", *lessons, "total", *(f"{l}:{c}" for l, g in cells.items() for _, c, _ in g)]
+        header = ["student", *lessons, "total", "suspicious", *(f"{l}:{c}" for l, g in cells.items() for _, c, _ in g)]
     out = Path(out)
     with out.open("w", newline="") as handle:
         writer = csv.DictWriter(handle, fieldnames=header)
@@ -133,6 +134,23 @@ def export(course: Path, out: Path, *, detail: bool = False) -> list[dict]:
         writer.writerow(possible)
         writer.writerows(rows)
     return rows
+
+
+def suspicious(course: Path, student: str) -> str:
+    """Returns what the last autograde's re-check found suspicious in a student's submissions,
+    as ``lesson: what; ...`` (empty if nothing)."""
+    import json
+
+    from grader.nbconfig import STATE
+
+    found = []
+    for marker in sorted((Path(course) / STATE / "graded" / student).glob("*.json")):
+        try:
+            notes = json.loads(marker.read_text()).get("suspicious") or []
+        except ValueError:
+            continue
+        found += [f"{marker.stem}: {note}" for note in notes]
+    return "; ".join(found)
 
 
 def max_scores(course: Path) -> dict[str, float]:

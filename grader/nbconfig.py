@@ -36,14 +36,14 @@ def _tools_on_path() -> None:
 def grading_config(course: Path, *, timeout: int | None = None, memory_mb: int | None = None,
                    notebook_timeout: int | None = None) -> Config:
     """Returns the nbgrader Config to grade ``course`` with: safe execution, restored test
-    cells, hidden tests and their tracebacks left out of feedback."""
+    cells, hidden tests and their tracebacks left out of feedback, feedback HTML sanitised."""
     from nbconvert.preprocessors import ClearMetadataPreprocessor, CSSHTMLHeaderPreprocessor
     from nbgrader.preprocessors import (AssignLatePenalties, CheckCellMetadata, ClearHiddenTests, ClearOutput,
                                         DeduplicateIds, GetGrades, IgnorePattern, LimitOutput,
                                         OverwriteCells, OverwriteKernelspec, SaveAutoGrades)
 
     from grader.execute import SafeExecute
-    from grader.preprocessors import ForgetDuplicateIds, HideTestCode, LabelTests, StderrAsStdout
+    from grader.preprocessors import ForgetDuplicateIds, HideTestCode, LabelTests, SafeFeedback, StderrAsStdout
 
     _tools_on_path()
     course = Path(course).resolve()
@@ -54,7 +54,7 @@ def grading_config(course: Path, *, timeout: int | None = None, memory_mb: int |
         SafeExecute, StderrAsStdout, IgnorePattern, ClearMetadataPreprocessor, LimitOutput, SaveAutoGrades,
         AssignLatePenalties, CheckCellMetadata]
     config.OverwriteCells.add_missing_cells = True
-    config.GenerateFeedback.preprocessors = [GetGrades, LabelTests, HideTestCode, ClearHiddenTests, CSSHTMLHeaderPreprocessor]
+    config.GenerateFeedback.preprocessors = [GetGrades, LabelTests, HideTestCode, ClearHiddenTests, SafeFeedback, CSSHTMLHeaderPreprocessor]
     config.merge(course_config(course))
     if timeout is not None:
         config.Execute.timeout = int(timeout)

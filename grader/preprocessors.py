@@ -1,4 +1,4 @@
-"""Three nbgrader preprocessors that ``ttt-grader`` adds to nbgrader's pipelines.
+"""The nbgrader preprocessors that ``ttt-grader`` adds to nbgrader's pipelines.
 
 ``StderrAsStdout`` runs right after execution when autograding: nbgrader scores a test cell
 that wrote anything to stderr as failed, so a correct function that calls ``warnings.warn``
@@ -20,6 +20,15 @@ message>``. Errors in test cells without hidden tests keep their traceback.
 grades ("Tests of `winner`: 2 points, all or nothing"), and labels what the hidden tests said:
 an error raised after the visible tests passed is the hidden tests' ("hidden tests: ..."); the
 checks label their own summaries the same way.
+
+Feedback that runs no student code in the reader's browser: ``SafeFeedback`` is nbconvert's own
+``SanitizeHTML`` (bleach), run last in ``GenerateFeedback`` over every cell: HTML and Markdown
+outputs are cleaned, outputs of any other type that a browser would run or render as markup
+(JavaScript, SVG, widgets) are dropped, and Markdown and raw cells are cleaned, so a
+submission's ``<script>``, ``onerror`` attributes and the like reach the feedback as text.
+nbconvert's preprocessor leaves Markdown's ``>`` (quotes, ``v >= beta``), ``&`` and ``<``
+before a space or ``=`` escaped, which would show as ``&gt;`` in the feedback; none of them can
+open a tag, so ``SafeFeedback`` puts them back.
 """
 
 from __future__ import annotations
@@ -27,9 +36,11 @@ from __future__ import annotations
 import html
 import re
 
+from nbconvert.preprocessors.sanitize import SanitizeHTML
 from nbformat.v4 import new_output
 from nbgrader.preprocessors import ClearHiddenTests, NbGraderPreprocessor
 from nbgrader.utils import is_grade, is_solution
+from traitlets import Bool
 
 
 class HideTestCode(NbGraderPreprocessor):
@@ -97,6 +108,8 @@ def name_test_links(page: str, notebook) -> str:
             grade_id = cell.metadata.nbgrader.grade_id
             page = page.replace(f'<a href="#{grade_id}">Test cell</a>', f'<a href="#{grade_id}">Tests of {html.escape(name)}</a>')
     return page
+
+
 class StderrAsStdout(NbGraderPreprocessor):
     """Turns each code cell's stderr output into stdout output (only errors fail a test cell)."""
 
@@ -106,3 +119,18 @@ class StderrAsStdout(NbGraderPreprocessor):
             if output.output_type == "stream" and output.name == "stderr":
                 output.name = "stdout"
         return cell, resources
+
+
+_HARMLESS = re.compile(r"&gt;|&amp;(?=\s)|&lt;(?=[\s=])")
+
+
+class SafeFeedback(SanitizeHTML):
+    """nbconvert's SanitizeHTML (escaping, not stripping), with Markdown's harmless ``>``,
+    ``&`` and ``<`` put back; on by default (nbconvert's preprocessors are off until enabled)."""
+
+    enabled = Bool(True, help="Whether to sanitise the feedback (on unless turned off)").tag(config=True)
+
+    def sanitize_html_tags(self, html_str):
+        """Returns the text with every tag and attribute bleach does not allow escaped."""
+        cleaned = super().sanitize_html_tags(html_str)
+        return _HARMLESS.sub(lambda m: {"&gt;": ">", "&amp;": "&", "&lt;": "<"}[m.group(0)], cleaned)

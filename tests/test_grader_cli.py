@@ -132,7 +132,7 @@ def test_five_commands_on_a_small_course(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "placed 4 notebooks for 4 students" in out and "untitled.ipynb: no lesson" in out
     assert sorted(p.parent.parent.name for p in (course / "submitted").glob("*/tiny/tiny.ipynb")) == \
-        ["ada_lovelace", "alan", "grace", "kurt_goedel_42"]
+        ["ada_lovelace", "alan_1234", "grace", "kurt_goedel_42"]
 
     assert main(["autograde", "--course", str(course), "--jobs", "2", "-q"]) == 0
     out = capsys.readouterr().out
@@ -180,7 +180,7 @@ def test_release_and_grade_the_real_lessons(tmp_path, capsys):
     ("alice/01-boards-and-moves.ipynb", "alice", "01-boards-and-moves"),
     ("Bob Smith/01 Boards and Moves (1).ipynb", "bob_smith", "01-boards-and-moves"),
     ("carol/01-boards-and-moves/Untitled.ipynb", "carol", "01-boards-and-moves"),
-    ("dave_late_123_456_01-boards-and-moves.ipynb", "dave", "01-boards-and-moves"),
+    ("dave_late_123_456_01-boards-and-moves.ipynb", "dave_123", "01-boards-and-moves"),
     ("Eve Adams_77_assignsubmission_file_/02_who_won.ipynb", "eve_adams_77", "02-who-won"),
     ("Lesson2_frank_attempt_2026-11-20-10-00-00_02-who-won.ipynb", "frank", "02-who-won"),
     ("gina-02-who-won.ipynb", "gina", "02-who-won"),
@@ -274,7 +274,7 @@ def test_export_before_grading_warns(small_course, tmp_path, capsys):
     out = tmp_path / "grades.csv"
     assert main(["export", "--course", str(small_course), "-o", str(out)]) == 0
     assert "nothing has been graded" in capsys.readouterr().err
-    assert out.read_text().splitlines() == ["student,tiny,total", "Points Possible,3.0,3.0"]
+    assert out.read_text().splitlines() == ["student,tiny,total,suspicious", "Points Possible,3.0,3.0,"]
 
 
 def test_export_leaves_what_was_not_submitted_blank(small_course, tmp_path, capsys):
@@ -288,8 +288,8 @@ def test_export_leaves_what_was_not_submitted_blank(small_course, tmp_path, caps
     assert main(["export", "--course", str(course), "-o", str(out), "--detail"]) == 0
     assert "nothing has been graded" not in capsys.readouterr().err
     rows = list(csv.DictReader(out.open()))
-    assert rows == [{"student": "Points Possible", "tiny": "3.0", "total": "3.0", "tiny:test_player": "2.0", "tiny:test_count_empty": "1.0"},
-                    {"student": "late", "tiny": "", "total": "0.0", "tiny:test_player": "", "tiny:test_count_empty": ""}]
+    assert rows == [{"student": "Points Possible", "tiny": "3.0", "total": "3.0", "suspicious": "", "tiny:test_player": "2.0", "tiny:test_count_empty": "1.0"},
+                    {"student": "late", "tiny": "", "total": "0.0", "suspicious": "", "tiny:test_player": "", "tiny:test_count_empty": ""}]
 
 
 def test_export_formats_scores_alike():

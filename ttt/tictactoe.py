@@ -34,8 +34,7 @@ def player(board):
 
 def actions(board):
     """Returns set of all possible actions (i, j) available on the board: its empty squares."""
-    text = to_text(board)
-    return {divmod(s, 3) for s, c in enumerate(text) if c == "."}
+    return {divmod(s, 3) for s in classic.free_squares(to_text(board))}
 
 
 def result(board, action):

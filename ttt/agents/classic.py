@@ -16,17 +16,15 @@ from ttt.games.classic import (
     CENTRE_CORNERS_EDGES,
     LINES,
     TicTacToe,
+    line_threats,
     moves,
+    other,
     solve,
     to_move,
     winning_squares,
 )
 
 CORNERS = (0, 2, 6, 8)
-
-
-def _other(player: str) -> str:
-    return "O" if player == "X" else "X"
 
 
 def _require_moves(board: str) -> list[int]:
@@ -82,7 +80,7 @@ def win_block_move(board: str) -> int:
     """
     free = _require_moves(board)
     me = to_move(board)
-    for player in (me, _other(me)):  # win, else block
+    for player in (me, other(me)):  # win, else block
         squares = winning_squares(board, player)
         if squares:
             return squares[0]
@@ -132,7 +130,7 @@ def attack_squares(board: str, me: str) -> tuple[list[int], list[int]]:
     An attack square is a free square on a line that holds one of `me`'s marks and none of the
     opponent's; a multi-attack square is on two or more such lines.
     """
-    them = _other(me)
+    them = other(me)
     counts = {}
     for line in LINES:
         marks = [board[i] for i in line]
@@ -175,21 +173,24 @@ def ai2_player(rng: random.Random):
 
 # --- Rich & Knight's Program 2: Rich & Knight's Program 2 ---------------------------------------------------------
 
-_CODE = {".": 2, "X": 3, "O": 5}  # Program 2's board: 2 blank, 3 X, 5 O
+PROGRAM2_CODES = {".": 2, "X": 3, "O": 5}  # Program 2's board: 2 blank, 3 X, 5 O
+
+
+def program2_board(board: str) -> list[int]:
+    """Return Program 2's board B for a nine-character board: B[0] unused (0), then B[1..9]
+    row by row, 2 blank, 3 X, 5 O."""
+    return [0] + [PROGRAM2_CODES[c] for c in board]
 
 
 def poss_win(board: str, player: str) -> int:
     """Return Program 2's PossWin(player): a square 1-9 where `player` wins next move, else 0.
 
-    A line's product of codes is 3*3*2 = 18 when X can win on it and 5*5*2 = 50 when O can;
-    the lines are checked rows, columns, diagonals, and the first found is returned.
+    Program 2 finds it as a line whose product of codes is 3*3*2 = 18 (X) or 5*5*2 = 50 (O):
+    two of the player's marks and a blank. The lines are checked rows, columns, diagonals,
+    and the first found is returned.
     """
-    target = 18 if player == "X" else 50
-    for line in LINES:
-        a, b, c = (_CODE[board[i]] for i in line)
-        if a * b * c == target:
-            return next(i for i in line if board[i] == ".") + 1
-    return 0
+    threats = line_threats(board, player)
+    return threats[0] + 1 if threats else 0
 
 
 def make_2(board: str) -> int:

@@ -25,7 +25,7 @@ from functools import lru_cache
 from typing import Callable, NamedTuple, Optional, Sequence
 
 from ttt.errors import InvalidActionError, InvalidBoardError
-from ttt.games.classic import LINES
+from ttt.games.classic import LINES, check_counts, free_squares, other, winner, winning_squares
 
 Squares = str  # 81 characters: board b, cell c at 9*b + c; 'X', 'O' or '.'
 Small = str  # the nine characters of one small board
@@ -50,11 +50,6 @@ class BigState(NamedTuple):
         return self.squares[9 * b : 9 * b + 9]
 
 
-def other(player: Player) -> Player:
-    """Return the opponent of `player`."""
-    return "O" if player == "X" else "X"
-
-
 def to_move(state: BigState) -> Player:
     """Return 'X' or 'O': X moves when an odd number of the 81 squares is free."""
     return "X" if state.squares.count(".") & 1 else "O"
@@ -63,31 +58,26 @@ def to_move(state: BigState) -> Player:
 # --- one small board (cached by its nine characters) ----------------------------------------
 
 
+small_winner = winner  # the 3x3 win test, on one small board: 'X', 'O' or None
+winning_cells = winning_squares  # the free cells where a player would complete three in a row
+
+
+free_cells = free_squares  # the free cells of a small board, in order
+
+
 @lru_cache(maxsize=None)
-def small_winner(small: Small) -> Optional[Player]:
-    """Return 'X' or 'O' if that player has three in a row on the small board, else None."""
+def line_score(small: Small, player: Player, one: int = 5, two: int = 10) -> int:
+    """Return `player`'s line score of one small board: over the 8 lines holding none of the
+    opponent's marks, `one` for a line with one of `player`'s marks, `two` for a line with two
+    (a full line scores nothing: it has ended the game). The defaults, 5 and 10, are the CSC 242
+    write-up's boardVal as its prose says."""
+    them = other(player)
+    score = 0
     for a, b, c in LINES:
-        if small[a] == small[b] == small[c] != ".":
-            return small[a]
-    return None
-
-
-@lru_cache(maxsize=None)
-def free_cells(small: Small) -> tuple[int, ...]:
-    """Return the free cells of a small board, in order."""
-    return tuple(i for i, ch in enumerate(small) if ch == ".")
-
-
-@lru_cache(maxsize=None)
-def winning_cells(small: Small, player: Player) -> tuple[int, ...]:
-    """Return the free cells where `player` would complete three in a row, in order."""
-    found = []
-    for i in free_cells(small):
-        for a, b, c in LINES:
-            if i in (a, b, c) and sum(small[j] == player for j in (a, b, c)) == 2:
-                found.append(i)
-                break
-    return tuple(found)
+        line = small[a] + small[b] + small[c]
+        if them not in line:
+            score += (0, one, two, 0)[line.count(player)]
+    return score
 
 
 @lru_cache(maxsize=None)
@@ -97,15 +87,7 @@ def line_count_small(small: Small) -> int:
     Every line (row, column, diagonal) holding marks of one player only scores 5 for one mark
     and 10 for two, for that player. See `line_count_evaluate` for how this reads the write-up.
     """
-    score = 0
-    for a, b, c in LINES:
-        line = small[a] + small[b] + small[c]
-        xs, os = line.count("X"), line.count("O")
-        if xs and not os:
-            score += 5 if xs == 1 else 10 if xs == 2 else 0
-        elif os and not xs:
-            score -= 5 if os == 1 else 10 if os == 2 else 0
-    return score
+    return line_score(small, "X") - line_score(small, "O")
 
 
 def line_count_evaluate(state: BigState) -> float:
@@ -155,16 +137,6 @@ def parse_squares(text: str) -> Squares:
         for k in range(9):
             out[9 * ((r // 3) * 3 + k // 3) + (r % 3) * 3 + k % 3] = grid[9 * r + k]
     return "".join(out)
-
-
-def check_counts(squares: Squares) -> None:
-    """Raise InvalidBoardError unless X has as many marks as O or one more."""
-    xs, os = squares.count("X"), squares.count("O")
-    if not (xs == os or xs == os + 1):
-        raise InvalidBoardError(
-            f"the board has {xs} X and {os} O: X moves first and the players alternate, "
-            "so X has as many marks as O or one more"
-        )
 
 
 def format_squares(state: BigState, *, numbered: bool = False, playable: frozenset = frozenset()) -> str:
@@ -336,7 +308,8 @@ class BigBoardGame:
         return "it is full"
 
     def is_terminal(self, state: BigState) -> bool:
-        return self.winner(state) is not None or not self.moves(state)
+        """Return True if the game is over (each game says when: a line on a small board, or on the big one)."""
+        raise NotImplementedError
 
     def utility(self, state: BigState) -> float:
         """Return WIN_VALUE plus the free squares left if X has won, minus that if O has, else 0."""

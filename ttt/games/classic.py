@@ -63,19 +63,34 @@ def parse_board(text: str) -> Board:
 
 def check_reachable(board: Board) -> None:
     """Raise InvalidBoardError, saying why, unless `board` can arise in a real game."""
-    xs, os = board.count("X"), board.count("O")
+    name = format_board(board, inline=True)
+    check_counts(board, name)
+    owners = set(line_owners(board))
+    if len(owners) > 1:
+        raise InvalidBoardError(f"{name}: X and O cannot both have three in a row")
+    if owners and not moved_last(board, owners.pop()):
+        w = winner(board)
+        raise InvalidBoardError(f"{name}: {other(w)} played on after {w} had already won")
+
+
+def other(player: Player) -> Player:
+    """Return the opponent of `player`."""
+    return "O" if player == "X" else "X"
+
+
+def check_counts(squares: str, name: str = "the board") -> None:
+    """Raise InvalidBoardError unless X has as many marks as O or one more (any number of squares)."""
+    xs, os = squares.count("X"), squares.count("O")
     if not (xs == os or xs == os + 1):
         raise InvalidBoardError(
-            f"{format_board(board, inline=True)} has {xs} X and {os} O: X moves first and the "
-            "players alternate, so X has as many marks as O or one more"
+            f"{name} has {xs} X and {os} O: X moves first and the players alternate, "
+            "so X has as many marks as O or one more"
         )
-    x_won, o_won = has_line(board, "X"), has_line(board, "O")
-    if x_won and o_won:
-        raise InvalidBoardError(f"{format_board(board, inline=True)}: X and O cannot both have three in a row")
-    if x_won and xs != os + 1:
-        raise InvalidBoardError(f"{format_board(board, inline=True)}: O played on after X had already won")
-    if o_won and xs != os:
-        raise InvalidBoardError(f"{format_board(board, inline=True)}: X played on after O had already won")
+
+
+def moved_last(squares: str, player: Player) -> bool:
+    """Return True if `player` made the last move on `squares` (X did if X has one mark more)."""
+    return (player == "X") == (squares.count("X") == squares.count("O") + 1)
 
 
 def format_board(board: Board, *, inline: bool = False, numbered: bool = False) -> str:
@@ -93,17 +108,30 @@ def to_move(board: Board) -> Player:
     return "X" if board.count("X") == board.count("O") else "O"
 
 
+@lru_cache(maxsize=None)
+def completed_lines(board: str) -> tuple[tuple[int, int, int], ...]:
+    """Return the lines (of `LINES`, in order) that one player has filled: the one win test.
+
+    Any nine-character board: a 3x3 board, one small board of a nine-board game, or a big
+    board of claimed squares ('=' and '.' complete no line).
+    """
+    return tuple(line for line in LINES if board[line[0]] == board[line[1]] == board[line[2]] and board[line[0]] in "XO")
+
+
+def line_owners(board: str) -> str:
+    """Return the owner ('X' or 'O') of each completed line, in the order of `LINES`."""
+    return "".join(board[line[0]] for line in completed_lines(board))
+
+
 def has_line(board: Board, player: Player) -> bool:
     """Return True if `player` has three in a row on `board`."""
-    return any(board[a] == board[b] == board[c] == player for a, b, c in LINES)
+    return player in line_owners(board)
 
 
 def winner(board: Board) -> Player | None:
     """Return 'X' or 'O' if that player has three in a row, else None."""
-    for a, b, c in LINES:
-        if board[a] == board[b] == board[c] != ".":
-            return board[a]
-    return None
+    lines = completed_lines(board)
+    return board[lines[0][0]] if lines else None
 
 
 def is_terminal(board: Board) -> bool:
@@ -117,11 +145,17 @@ def utility(board: Board) -> int:
     return 1 if w == "X" else -1 if w == "O" else 0
 
 
+@lru_cache(maxsize=None)
+def free_squares(board: str) -> tuple[Square, ...]:
+    """Return the empty squares of a nine-character board, in order (whether or not the game is over)."""
+    return tuple(i for i, c in enumerate(board) if c == ".")
+
+
 def moves(board: Board) -> list[Square]:
     """Return the free squares in order, or [] if the game is over."""
     if winner(board) is not None:
         return []
-    return [i for i, c in enumerate(board) if c == "."]
+    return list(free_squares(board))
 
 
 def play(board: Board, square: Square) -> Board:
@@ -141,29 +175,34 @@ def play(board: Board, square: Square) -> Board:
     return board[:square] + to_move(board) + board[square + 1 :]
 
 
-def winning_squares(board: Board, player: Player) -> list[Square]:
-    """Return the free squares where `player` would complete three in a row, in order."""
+@lru_cache(maxsize=None)
+def line_threats(board: str, player: Player) -> tuple[Square, ...]:
+    """Return, for each line of `LINES` in order where `player` has two marks and the third
+    square is free, that free square: the one test for a square that wins at once."""
     found = []
-    for square in range(9):
-        if board[square] == ".":
-            for a, b, c in LINES_THROUGH[square]:
-                if sum(board[i] == player for i in (a, b, c)) == 2:
-                    found.append(square)
-                    break
-    return found
+    for line in LINES:
+        marks = [board[i] for i in line]
+        if marks.count(player) == 2 and "." in marks:
+            found.append(line[marks.index(".")])
+    return tuple(found)
+
+
+@lru_cache(maxsize=None)
+def winning_squares(board: str, player: Player) -> tuple[Square, ...]:
+    """Return the free squares where `player` would complete three in a row, in order."""
+    return tuple(sorted(set(line_threats(board, player))))
 
 
 def order_moves(board: Board, squares: Sequence[Square]) -> list[Square]:
     """Return `squares` most promising first: wins, then blocks, then centre, corners, edges."""
     me = to_move(board)
     wins = set(winning_squares(board, me))
-    blocks = set(winning_squares(board, "O" if me == "X" else "X"))
+    blocks = set(winning_squares(board, other(me)))
     rank = {s: i for i, s in enumerate(CENTRE_CORNERS_EDGES)}
     return sorted(squares, key=lambda s: (s not in wins, s not in blocks, rank[s]))
 
 
-_LINE_MASKS = tuple(sum(1 << i for i in line) for line in LINES)
-_HAS_LINE = tuple(any(mask & line == line for line in _LINE_MASKS) for mask in range(512))
+_HAS_LINE = tuple(bool(completed_lines("".join("X" if mask >> i & 1 else "." for i in range(9)))) for mask in range(512))
 _ORDER_BITS = tuple((square, 1 << square) for square in CENTRE_CORNERS_EDGES)
 
 
@@ -174,12 +213,10 @@ def solve(board: Board) -> tuple[int, Square | None]:
     optimal square in the order centre, corners, edges. Every position is solved once
     (memoized), on bitboards, so a first call from the empty board takes a few milliseconds.
     """
+    if is_terminal(board):
+        return utility(board), None
     xs = sum(1 << i for i, c in enumerate(board) if c == "X")
     os = sum(1 << i for i, c in enumerate(board) if c == "O")
-    if _HAS_LINE[xs]:
-        return 1, None
-    if _HAS_LINE[os]:
-        return -1, None
     if board.count("X") == board.count("O"):
         v, move = _negamax(xs, os)
         return v, move

@@ -25,13 +25,14 @@ from ttt.games.bigboard import (
     Small,
     Squares,
     free_cells,
+    line_score,
     order_by,
     line_count_evaluate,
     small_winner,
     to_move,
     winning_cells,
 )
-from ttt.games.classic import LINES
+from ttt.games.classic import moved_last
 
 INSTRUCTIONS = f"""\
 Nine-board tic-tac-toe (the CSC 242 write-up): nine small boards. The cell you play in sends your opponent
@@ -67,15 +68,7 @@ _POISON = 4  # each free square the opponent may not take (it sends you to your 
 @lru_cache(maxsize=None)
 def small_lines(small: Small) -> int:
     """Return X's open-line score minus O's on one small board (1 for one mark, 6 for two)."""
-    score = 0
-    for a, b, c in LINES:
-        line = small[a] + small[b] + small[c]
-        xs, os = line.count("X"), line.count("O")
-        if not os:
-            score += (0, _ONE, _TWO, 0)[xs]
-        elif not xs:
-            score -= (0, _ONE, _TWO, 0)[os]
-    return score
+    return line_score(small, "X", _ONE, _TWO) - line_score(small, "O", _ONE, _TWO)
 
 
 def evaluate(state: BigState) -> float:
@@ -169,8 +162,7 @@ class NineBoard(BigBoardGame):
             )
         if won:
             b, w = won[0]
-            xs, os = squares.count("X"), squares.count("O")
-            if (w == "X") != (xs == os + 1):
+            if not moved_last(squares, w):
                 raise InvalidBoardError(f"{w} has three in a row on board {b} but {w} did not move last")
 
 

@@ -31,6 +31,7 @@ from ttt.games.bigboard import (
     to_move,
     winning_cells,
 )
+from ttt.games import classic
 from ttt.games.classic import LINES
 from ttt.games.nineboard import small_lines
 
@@ -49,10 +50,7 @@ DEAD = "="  # a big-board square whose small board filled up without a line
 @lru_cache(maxsize=None)
 def small_status(small: Small) -> str:
     """Return the big-board square of one small board: 'X' or 'O' (won), '=' (full), '.' (open)."""
-    for a, b, c in LINES:
-        if small[a] == small[b] == small[c] != ".":
-            return small[a]
-    return DEAD if "." not in small else "."
+    return classic.winner(small) or (DEAD if classic.is_terminal(small) else ".")
 
 
 @lru_cache(maxsize=1 << 18)
@@ -64,10 +62,7 @@ def big_board(squares: Squares) -> str:
 @lru_cache(maxsize=None)
 def big_winner(big: str) -> Optional[Player]:
     """Return the player with three claimed squares in a row on the big board, else None."""
-    for a, b, c in LINES:
-        if big[a] == big[b] == big[c] and big[a] in "XO":
-            return big[a]
-    return None
+    return classic.winner(big)
 
 
 def winner(state: BigState) -> Optional[Player]:
@@ -85,7 +80,7 @@ def is_closed(small: Small) -> bool:
 NEAR_WIN = WIN_VALUE - 100
 _LINE_WEIGHT = 60.0  # a big line, scaled by how likely each side is to take all three of its boards
 _BOARD_WEIGHT = 8.0  # a board's own value, times the number of big lines through it
-_LINES_THROUGH = tuple(sum(sq in line for line in LINES) for sq in range(9))  # 3, 2, 3, 2, 4, ...
+_LINES_THROUGH = tuple(len(lines) for lines in classic.LINES_THROUGH)  # 3, 2, 3, 2, 4, ...
 
 
 @lru_cache(maxsize=None)
@@ -95,11 +90,8 @@ def board_value(small: Small) -> float:
     An open board is judged by its lines (`small_lines`) and by who has a cell that wins it,
     and kept within ±0.8 so that a won board always counts more.
     """
-    status = small_status(small)
-    if status in "XO":
-        return 1.0 if status == "X" else -1.0
-    if status == DEAD:
-        return 0.0
+    if small_status(small) != ".":  # won or full: what the game is worth there
+        return float(classic.utility(small))
     v = small_lines(small) / 24.0
     v += 0.25 * (bool(winning_cells(small, "X")) - bool(winning_cells(small, "O")))
     return max(-0.8, min(0.8, v))
@@ -188,17 +180,15 @@ class Ultimate(BigBoardGame):
         board won by both players or by the player who did not move last."""
         super().check_position(squares)
         for b, s in enumerate(BOARD_SLICES):
-            small = squares[s]
-            if all(any(small[i] == small[j] == small[k] == p for i, j, k in LINES) for p in "XO"):
+            if len(set(classic.line_owners(squares[s]))) > 1:
                 raise InvalidBoardError(f"board {b} has three in a row for both X and O: no one plays on a won board")
         big = big_board(squares)
-        lines = {big[a] for a, b, c in LINES if big[a] == big[b] == big[c] and big[a] in "XO"}
+        lines = set(classic.line_owners(big))
         if len(lines) > 1:
             raise InvalidBoardError("X and O cannot both have three claimed boards in a row")
         if lines:
             w = lines.pop()
-            xs, os = squares.count("X"), squares.count("O")
-            if (w == "X") != (xs == os + 1):
+            if not classic.moved_last(squares, w):
                 raise InvalidBoardError(f"{w} has three boards in a row but {w} did not move last")
 
 

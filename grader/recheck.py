@@ -1,0 +1,364 @@
+"""Grade again where the submission cannot reach: each graded cell re-run apart from the notebook.
+
+nbgrader runs a submission's cells and its hidden tests in one kernel, so code in the submission
+can bend the tests: replace ``grader.checks``' functions, return a ``str`` whose ``__eq__`` is
+always True, install an IPython AST transformer that swallows every later cell. After nbgrader
+has graded a notebook, ``recheck`` runs each graded test cell again in a fresh Python process
+(``python -m grader.recheck``) that
+
+1. imports a pristine ``grader`` and ``ttt`` first and records every function and module
+   attribute of both (and of ``builtins``);
+2. then, cell by cell in notebook order, loads the submission's *definitions* only: functions,
+   classes, imports and assignments (IPython syntax is translated first); expressions, loops and
+   magics are not run, so a cell that installs an AST transformer or patches a module with a
+   call does nothing here;
+3. puts back anything the definitions changed in ``grader``, ``ttt`` or ``builtins`` (and says
+   so), wraps each function the submission defines so that what it returns must be of an exact
+   built-in type (``type(x) is str``, recursively in containers: no subclass with its own
+   ``__eq__``), and runs the test cell's own source (the instructor's, restored by nbgrader);
+4. reports each test cell's verdict with a success token, an HMAC of the cell and the verdict
+   under a key the grader gives the process on its standard input before any submission code
+   is loaded; a verdict without a valid token counts as a failure.
+
+The grade of a cell is its re-check's verdict (full points or none); a submission is listed as
+suspicious when a cell nbgrader passed fails here, when its code changed the grader, the package
+or IPython's cell handling, or returned a non-exact type. Each cell also keeps nbgrader's time
+limit here; the whole re-check of a notebook has the notebook's cells' limits in total.
+
+This is a separate process, not a separate user: code in it could still read the process's
+memory (the key) or the grading user's files. A container or a separate user closes that.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import hmac
+import json
+import os
+import secrets
+import subprocess
+import sys
+from pathlib import Path
+
+SUSPICIOUS_CALLS = {"ast_transformers", "input_transformers_post", "input_transformers_cleanup", "set_custom_exc",
+                    "settrace", "setprofile", "register_magic_function", "run_cell", "events"}
+KEPT = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Import, ast.ImportFrom, ast.Assign, ast.AnnAssign,
+        ast.AugAssign, ast.If, ast.Try)
+EXACT = (type(None), bool, int, float, complex, str, bytes)
+CONTAINERS = (tuple, list, set, frozenset, dict)
+MEMORY_MB = 2048
+_MISSING = object()
+
+
+def _token(key: bytes, cell: str, passed: bool) -> str:
+    return hmac.new(key, f"{cell}:{'pass' if passed else 'fail'}".encode(), hashlib.sha256).hexdigest()
+
+
+# -- in the grader ----------------------------------------------------------------------------
+
+
+def recheck_unit(folder: Path, grades: dict, *, timeout: float = 30.0) -> tuple[dict, list[str]]:
+    """Re-checks every autograded notebook in ``folder`` (nbgrader's output); returns the grades
+    (as ``grader.autograde`` reads them from the gradebook) with each autograded test cell's
+    score set to its re-check's verdict, and what was suspicious, one line each."""
+    import nbformat
+
+    suspicious: list[str] = []
+    for path in sorted(Path(folder).glob("*.ipynb")):
+        nb = nbformat.read(path, as_version=4)
+        graded = grades.get("notebooks", {}).get(path.stem)
+        if graded is None:
+            continue
+        cells = [c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade") and c.cell_type == "code"
+                 and not c.metadata["nbgrader"].get("solution")]
+        if not cells:
+            continue
+        verdicts, notes = run(path, timeout=timeout)
+        suspicious += notes
+        for cell in cells:
+            grade_id = cell.metadata["nbgrader"]["grade_id"]
+            points = float(cell.metadata["nbgrader"].get("points", 0))
+            passed, message = verdicts.get(grade_id, (False, "the re-check gave no verdict"))
+            before = graded["grades"].get(grade_id)
+            graded["grades"][grade_id] = points if passed else 0.0
+            if not passed and before:
+                suspicious.append(f"cell {grade_id} passed in the notebook but fails when re-checked apart: {message}")
+                _note(cell, message)
+        nbformat.write(nb, path)
+    return grades, list(dict.fromkeys(suspicious))
+
+
+def _note(cell, message: str) -> None:
+    """Adds the re-check's message to a test cell's outputs, so the feedback says why it scored zero."""
+    import nbformat
+
+    cell.outputs.append(nbformat.v4.new_output("stream", name="stderr", text=(
+        f"Re-checked apart from the rest of the notebook, this test fails, so it scores zero:\n{message}\n")))
+
+
+def run(path: Path, *, timeout: float = 30.0) -> tuple[dict[str, tuple[bool, str]], list[str]]:
+    """Runs the re-check of one notebook in fresh processes; returns ({grade id: (passed,
+    message)}, suspicious notes). Each test cell has `timeout` seconds; a process that dies or
+    hangs fails the cell it was running, and a new one goes on from the next cell. Verdicts
+    without a valid token are failures."""
+    import nbformat
+
+    nb = nbformat.read(path, as_version=4)
+    cells = [c.metadata["nbgrader"]["grade_id"] for c in nb.cells if c.cell_type == "code"
+             and c.metadata.get("nbgrader", {}).get("grade") and not c.metadata["nbgrader"].get("solution")]
+    verdicts: dict[str, tuple[bool, str]] = {}
+    notes: list[str] = []
+    start = 0
+    while start < len(cells):
+        key = secrets.token_bytes(32)
+        command = [sys.executable, "-m", "grader.recheck", str(Path(path).resolve()), str(start), str(timeout)]
+        limit = timeout * (len(cells) - start) + 120  # the cells' limits, and the start-up
+        try:
+            done = subprocess.run(command, input=key.hex() + "\n", capture_output=True, text=True, timeout=limit,
+                                  cwd=Path(path).parent, errors="replace")
+            out, why = done.stdout, f"the process stopped (exit code {done.returncode})"
+        except subprocess.TimeoutExpired as expired:
+            out = expired.stdout.decode(errors="replace") if isinstance(expired.stdout, bytes) else (expired.stdout or "")
+            why = f"still running after {limit:g} s"
+        _read(out, key, verdicts, notes)
+        missing = [i for i, c in enumerate(cells) if i >= start and c not in verdicts]
+        if not missing:
+            break
+        verdicts[cells[missing[0]]] = (False, why)
+        start = missing[0] + 1
+    return verdicts, list(dict.fromkeys(notes))
+
+
+def _read(out: str, key: bytes, verdicts: dict, notes: list) -> None:
+    """Reads a re-check process's report lines into `verdicts` and `notes`."""
+    for line in out.splitlines():
+        if not line.startswith("{\"ttt-recheck\""):
+            continue
+        try:
+            record = json.loads(line)["ttt-recheck"]
+        except (ValueError, KeyError, TypeError):
+            continue
+        if "cell" in record:
+            cell, passed = str(record["cell"]), bool(record.get("passed"))
+            if hmac.compare_digest(str(record.get("token", "")), _token(key, cell, passed)):
+                verdicts.setdefault(cell, (passed, str(record.get("message", ""))[:2000]))
+            else:
+                notes.append(f"cell {cell}: a verdict without the re-check's token was printed (forged)")
+        elif "note" in record:
+            notes.append(str(record["note"])[:300])
+
+
+# -- in the re-check process -------------------------------------------------------------------
+
+
+def _snapshot() -> dict:
+    """Returns what the submission may not change: each grader/ttt module's and builtins'
+    attributes, and each of their functions' code, defaults and globals' identity."""
+    import builtins
+
+    modules = {name: m for name, m in sys.modules.items()
+               if m is not None and (name.split(".")[0] in ("grader", "ttt") or name == "builtins")}
+    attrs = {name: dict(vars(m)) for name, m in modules.items()}
+    code = {}
+    for m in list(modules.values()) + [builtins]:
+        for value in list(vars(m).values()):
+            for f in [value, *(vars(value).values() if isinstance(value, type) else ())]:
+                f = getattr(f, "__func__", f)
+                if hasattr(f, "__code__"):
+                    code[id(f)] = (f, f.__code__, f.__defaults__, f.__kwdefaults__)
+    return {"modules": modules, "attrs": attrs, "code": code, "sys.modules": dict(modules)}
+
+
+def _restore(snapshot: dict) -> list[str]:
+    """Puts back what changed since the snapshot; returns what was changed."""
+    changed = []
+    for name, module in snapshot["sys.modules"].items():
+        if sys.modules.get(name) is not module:
+            changed.append(f"sys.modules[{name!r}]")
+            sys.modules[name] = module
+    for name, module in snapshot["modules"].items():
+        saved = snapshot["attrs"][name]
+        now = vars(module)
+        for attr in set(now) | set(saved):
+            if attr in ("__builtins__", "__warningregistry__", "_", "__", "___") or attr.startswith("_i"):
+                continue
+            if now.get(attr, _MISSING) is not saved.get(attr, _MISSING):
+                changed.append(f"{name}.{attr}")
+                if attr in saved:
+                    setattr(module, attr, saved[attr])
+                else:
+                    delattr(module, attr)
+    for f, code, defaults, kwdefaults in snapshot["code"].values():
+        if f.__code__ is not code or f.__defaults__ is not defaults or f.__kwdefaults__ is not kwdefaults:
+            changed.append(f"{getattr(f, '__module__', '?')}.{getattr(f, '__qualname__', '?')}")
+            f.__code__, f.__defaults__, f.__kwdefaults__ = code, defaults, kwdefaults
+    return sorted(set(changed))
+
+
+def _python(source: str) -> str:
+    """Returns a cell's source as plain Python (IPython's magics and shell escapes translated)."""
+    from IPython.core.inputtransformer2 import TransformerManager
+
+    return TransformerManager().transform_cell(source)
+
+
+def _tampering(tree: ast.Module) -> list[str]:
+    """Returns what a cell's code does to the way cells run or to other modules: names such as
+    ``ast_transformers`` or ``set_custom_exc``, assignments to an attribute of a module."""
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and node.attr in SUSPICIOUS_CALLS:
+            found.append(f"uses {node.attr}")
+        elif isinstance(node, (ast.Assign, ast.AugAssign, ast.Delete)):
+            targets = node.targets if isinstance(node, (ast.Assign, ast.Delete)) else [node.target]
+            for t in targets:
+                if isinstance(t, ast.Attribute) and isinstance(t.value, (ast.Name, ast.Attribute)):
+                    base = ast.unparse(t.value)
+                    if base.split(".")[0] in ("grader", "ttt", "checks", "builtins", "sys") or base.startswith(("get_ipython",)):
+                        found.append(f"assigns {ast.unparse(t)}")
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "setattr":
+            found.append(f"calls {ast.unparse(node)[:80]}")
+    return found
+
+
+def _exact(value, depth: int = 0) -> str | None:
+    """Returns the name of a non-exact type in `value` (a subclass of a built-in type, e.g. a str
+    whose __eq__ is its own), or None if every part is a plain built-in value."""
+    kind = type(value)
+    if kind in EXACT:
+        return None
+    if kind in CONTAINERS or (isinstance(value, tuple) and kind.__module__.startswith("ttt")):
+        if depth > 4:
+            return None
+        items = list(value.items()) if kind is dict else list(value)
+        for item in items[:10_000]:
+            for part in (item if kind is dict else (item,)):
+                bad = _exact(part, depth + 1)
+                if bad:
+                    return bad
+        return None
+    bases = [b.__name__ for b in kind.__mro__[1:] if b in EXACT + CONTAINERS]
+    return f"{kind.__name__} (a subclass of {bases[0]})" if bases else None
+
+
+def _guarded(function, notes: list):
+    """Returns `function` wrapped so that what it returns must be of an exact built-in type."""
+    import functools
+
+    from grader.checks import CheckFailed
+
+    @functools.wraps(function)
+    def exact(*args, **kwargs):
+        value = function(*args, **kwargs)
+        bad = _exact(value)
+        if bad:
+            note = f"{function.__name__} returned a {bad}, not a plain built-in value"
+            if note not in notes:
+                notes.append(note)
+            raise CheckFailed(f"{note}: the grader compares plain values only (type(x) is str, not a subclass).")
+        return value
+
+    return exact
+
+
+class _CellTimeout(BaseException):
+    """A test cell ran past its time limit in the re-check."""
+
+
+def _main(path: str, start: int = 0, seconds: float = 30.0) -> None:
+    """In the fresh process: loads the submission's definitions cell by cell and runs its test
+    cells from the `start`-th on (the earlier ones were re-checked by an earlier process), each
+    for at most `seconds`."""
+    import signal
+
+    def ring(signum, frame):
+        raise _CellTimeout(f"the test ran past its time limit ({seconds:g} s)")
+
+    key = bytes.fromhex(sys.stdin.readline().strip())
+    sys.stdin = open(os.devnull)
+
+    import importlib
+    import pkgutil
+
+    import grader.checks  # noqa: F401  (pristine, before any submission code)
+    import ttt
+    from grader.kernel import limit
+
+    for package in (ttt,):  # the checks use no widget or picture
+        for module in pkgutil.walk_packages(package.__path__, package.__name__ + "."):
+            if not module.name.endswith("__main__") and not module.name.startswith(("ttt.widgets", "ttt.draw")):
+                try:
+                    importlib.import_module(module.name)
+                except Exception:  # noqa: BLE001  (a module this machine cannot import is not needed)
+                    pass
+
+    limit(memory_mb=MEMORY_MB)
+    report = sys.__stdout__.write
+    flush = sys.__stdout__.flush
+    snapshot = _snapshot()
+    with open(path, encoding="utf-8") as handle:  # plain JSON: nbformat takes seconds to import
+        cells = json.load(handle)["cells"]
+    namespace: dict = {"__name__": "__main__"}
+    notes: list[str] = []
+    own: set[str] = set()
+    graded = -1
+
+    def say(**record) -> None:
+        report(json.dumps({"ttt-recheck": record}) + "\n")
+        flush()
+
+    for index, cell in enumerate(cells):
+        if cell.get("cell_type") != "code":
+            continue
+        meta = cell.get("metadata", {}).get("nbgrader", {})
+        where = meta.get("grade_id") or f"#{index}"
+        source = cell.get("source", "")
+        try:
+            tree = ast.parse(_python("".join(source) if isinstance(source, list) else source))
+        except SyntaxError:
+            continue
+        if meta.get("grade") and not meta.get("solution"):
+            graded += 1
+            if graded < start:
+                continue
+            for name in own:  # the submission's functions must return exact built-in values
+                if callable(namespace.get(name)) and not hasattr(namespace[name], "__wrapped__"):
+                    namespace[name] = _guarded(namespace[name], notes)
+            passed, message = True, ""
+            previous = signal.signal(signal.SIGALRM, ring)
+            signal.setitimer(signal.ITIMER_REAL, seconds)
+            try:
+                exec(compile(tree, f"<test cell {where}>", "exec"), namespace)
+            except BaseException as error:  # noqa: BLE001  (any error fails the test, as in nbgrader)
+                passed, message = False, f"{type(error).__name__}: {error}"[:2000]
+            finally:
+                signal.setitimer(signal.ITIMER_REAL, 0)
+                signal.signal(signal.SIGALRM, previous)
+            changed = _restore(snapshot)
+            if changed:
+                passed = False
+                message = message or f"the grader was changed while the test ran: {', '.join(changed[:5])}"
+                notes.append(f"cell {where}: the submission changed {', '.join(changed[:5])} while the test ran (put back)")
+            say(cell=where, passed=passed, message=message, token=_token(key, where, passed))
+            continue
+        for what in _tampering(tree):
+            notes.append(f"cell {where} {what}")
+        for statement in tree.body:
+            if not isinstance(statement, KEPT):
+                continue
+            try:
+                exec(compile(ast.Module(body=[statement], type_ignores=[]), f"<cell {where}>", "exec"), namespace)
+            except BaseException:  # noqa: BLE001  (a definition that fails is left out, as a failing cell's would be)
+                continue
+            if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                own.add(statement.name)
+        changed = _restore(snapshot)
+        if changed:
+            notes.append(f"cell {where} changed {', '.join(changed[:5])} (put back before the tests)")
+    for note in dict.fromkeys(notes):
+        say(note=note)
+
+
+if __name__ == "__main__":
+    _main(sys.argv[1], int(sys.argv[2]) if len(sys.argv) > 2 else 0, float(sys.argv[3]) if len(sys.argv) > 3 else 30.0)
