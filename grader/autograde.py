@@ -178,10 +178,16 @@ def copy_database(source: Path, target: Path) -> None:
 
 
 def _init_worker(course: str, timeout: int | None, memory_mb: int | None) -> None:
-    """Sets up a worker: its staging folder, its own copy of the gradebook, nbgrader's API."""
+    """Sets up a pool worker (it dies with its parent), then as ``setup_worker``."""
+    _die_with_parent()
+    setup_worker(course, timeout, memory_mb)
+
+
+def setup_worker(course: str, timeout: int | None, memory_mb: int | None) -> None:
+    """Sets up this process to grade units: its staging folder, its own copy of the gradebook,
+    nbgrader's API."""
     from nbgrader.apps import NbGraderAPI
 
-    _die_with_parent()
     warnings.filterwarnings("ignore", module="nbgrader")  # nbgrader's own SQLAlchemy warnings
     course_path = Path(course)
     work = course_path / STATE / "work" / str(os.getpid())
@@ -414,9 +420,10 @@ class GradingBusy(RuntimeError):
 
 def autograde(course: Path, *, jobs: int = 1, students: list[str] | None = None,
               lessons: list[str] | None = None, force: bool = False, timeout: int | None = None,
-              memory_mb: int | None = None, progress: bool = True) -> list[Outcome]:
+              memory_mb: int | None = None, progress: bool = True, cluster: str | None = None) -> list[Outcome]:
     """Grades every submission of the course (or those of ``students`` / ``lessons``) with
-    ``jobs`` workers; returns one Outcome per (student, lesson), sorted."""
+    ``jobs`` workers, or on the Dask cluster whose scheduler is at ``cluster``
+    (``grader.cluster``); returns one Outcome per (student, lesson), sorted."""
     from grader.execute import SafeExecute
     from grader.kernel import use_kernelspecs, write_kernelspec
 
@@ -444,7 +451,11 @@ def autograde(course: Path, *, jobs: int = 1, students: list[str] | None = None,
         # later lessons first (in this course they take longest), so that the workers end together
         todo.sort(key=lambda unit: unit[0])
         todo.sort(key=lambda unit: unit[1], reverse=True)
-        if todo:
+        if todo and cluster:
+            from grader.cluster import run_on_cluster
+
+            outcomes += run_on_cluster(cluster, course, coursedir, todo, timeout=timeout, memory_mb=memory_mb, progress=progress)
+        elif todo:
             outcomes += _run(course, coursedir, todo, jobs=jobs, timeout=timeout, memory_mb=memory_mb, progress=progress)
         shutil.rmtree(state / "work", ignore_errors=True)
     finally:

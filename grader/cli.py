@@ -48,6 +48,9 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_argument("--timeout", type=int, help="seconds a cell may run (default: nbgrader's Execute.timeout)")
     sub.add_argument("--memory", type=int, metavar="MB", help="memory cap per kernel (default 2048)")
     sub.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
+    sub.add_argument("--cluster", metavar="ADDRESS", default=os.environ.get("DASK_SCHEDULER_ADDRESS") or None,
+                     help="grade on the Dask cluster whose scheduler is at ADDRESS, such as tcp://10.0.0.5:8786 "
+                          "(default: $DASK_SCHEDULER_ADDRESS; needs pip install 'ttt[cluster]'; --jobs is then unused)")
 
     sub = command("feedback", "write nbgrader's HTML feedback for every graded submission")
     sub.add_argument("--student", help="only these students (comma-separated)")
@@ -99,7 +102,8 @@ def _autograde(args) -> int:
     from grader.autograde import autograde, summary
 
     outcomes = autograde(args.course, jobs=args.jobs, students=_names(args.student), lessons=_names(args.lesson),
-                         force=args.force, timeout=args.timeout, memory_mb=args.memory, progress=not args.quiet)
+                         force=args.force, timeout=args.timeout, memory_mb=args.memory, progress=not args.quiet,
+                         cluster=args.cluster)
     if not outcomes:
         if args.student or args.lesson:
             print(f"nothing in {args.course / 'submitted'} from those students for those lessons")
