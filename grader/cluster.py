@@ -121,7 +121,7 @@ def connect(address: str):
     joined; raises RuntimeError saying what is wrong when it cannot."""
     distributed = _distributed()
     try:
-        client = distributed.Client(address, timeout="20s", set_as_default=False)
+        client = distributed.Client(address, set_as_default=False)  # waits distributed.comm.timeouts.connect
     except (OSError, TimeoutError, ValueError) as error:
         raise RuntimeError(f"could not reach the Dask scheduler at {address}: {error}") from None
     try:

@@ -107,28 +107,33 @@ def test_cluster_grades_as_the_local_run_even_when_a_worker_dies(tmp_path):
     assert left == [], f"processes left running: {left}"
 
 
-def test_cluster_needs_dask_and_says_how(tmp_path):
-    """Without Dask installed, --cluster says what to install (no traceback)."""
-    course = gc.make_course(tmp_path / "course")
+@pytest.fixture(scope="module")
+def small_course(tmp_path_factory):
+    course = gc.make_course(tmp_path_factory.mktemp("small") / "course")
     gc.submit(course, "ada")
+    return course
+
+
+def test_cluster_needs_dask_and_says_how(small_course):
+    """Without Dask installed, --cluster says what to install (no traceback)."""
     code = ("import sys; sys.modules['distributed'] = None; from grader.cli import main; "
-            f"sys.exit(main(['autograde', '--course', {str(course)!r}, '--cluster', 'tcp://127.0.0.1:9', '-q']))")
+            f"sys.exit(main(['autograde', '--course', {str(small_course)!r}, '--cluster', 'tcp://127.0.0.1:9', '-q']))")
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert run.returncode == 2
     assert "--cluster needs Dask's distributed scheduler: pip install 'ttt[cluster]'" in run.stderr
     assert "Traceback" not in run.stderr
 
 
-@pytest.mark.slow
-def test_an_unreachable_scheduler_is_named(tmp_path, capsys):
+def test_an_unreachable_scheduler_is_named(small_course, capsys):
     import socket
 
-    course = gc.make_course(tmp_path / "course")
-    gc.submit(course, "ada")
+    import dask
+
     with socket.socket() as probe:  # a port nothing listens on
         probe.bind(("127.0.0.1", 0))
         address = f"tcp://127.0.0.1:{probe.getsockname()[1]}"
-    assert main(["autograde", "--course", str(course), "--cluster", address, "-q"]) == 2
+    with dask.config.set({"distributed.comm.timeouts.connect": "2s"}):
+        assert main(["autograde", "--course", str(small_course), "--cluster", address, "-q"]) == 2
     err = capsys.readouterr().err
     assert f"could not reach the Dask scheduler at {address}" in err and "Traceback" not in err
-    assert gc.grades(course) == {}
+    assert gc.grades(small_course) == {}
