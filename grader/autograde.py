@@ -38,7 +38,7 @@ from pathlib import Path
 from grader.nbconfig import STATE, grading_config
 
 BLANK_NOTE = "**Not graded as submitted.**"
-SERIOUS = {"KernelDied", "CellTimeoutError", "KernelNotRun", "MemoryError", "ReferenceSolutionError",
+SERIOUS = {"KernelDied", "CellTimeoutError", "NotebookTimeLimit", "KernelNotRun", "MemoryError", "ReferenceSolutionError",
            "SyntaxError", "IndentationError", "SystemExit", "RecursionError"}
 LOG_PROBLEMS = [  # nbgrader's warnings, and what they mean for the instructor
     (r"Missing grade cell (\S+)", "test cell {0} was deleted; nbgrader restored it from the source"),
@@ -136,9 +136,14 @@ def chosen_students(names: list[str] | None, course: Path, coursedir) -> list[st
 def fingerprint(course: Path, student: str, lesson: str, coursedir=None) -> str:
     """Returns a hash of a submission's files and of its lesson's source notebooks."""
     coursedir = coursedir or coursedir_of(course)
+    return _digest(coursedir.format_path(coursedir.submitted_directory, student, lesson),
+                   coursedir.format_path(coursedir.source_directory, ".", lesson))
+
+
+def _digest(*folders) -> str:
+    """Returns a hash of the files in ``folders`` (names and contents)."""
     digest = hashlib.sha256()
-    for folder in (coursedir.format_path(coursedir.submitted_directory, student, lesson),
-                   coursedir.format_path(coursedir.source_directory, ".", lesson)):
+    for folder in folders:
         for path in sorted(Path(folder).rglob("*")):
             if path.is_file() and ".ipynb_checkpoints" not in path.parts:
                 digest.update(str(path.relative_to(folder)).encode() + b"\0" + path.read_bytes() + b"\0")
@@ -177,23 +182,38 @@ def copy_database(source: Path, target: Path) -> None:
     dst.close()
 
 
-def _init_worker(course: str, timeout: int | None, memory_mb: int | None) -> None:
+def _init_worker(course: str, timeout: int | None, memory_mb: int | None, notebook_timeout: int | None) -> None:
     """Sets up a pool worker (it dies with its parent), then as ``setup_worker``."""
     _die_with_parent()
-    setup_worker(course, timeout, memory_mb)
+    setup_worker(course, timeout, memory_mb, notebook_timeout)
 
 
-def setup_worker(course: str, timeout: int | None, memory_mb: int | None) -> None:
+def setup_worker(course: str, timeout: int | None, memory_mb: int | None, notebook_timeout: int | None) -> None:
     """Sets up this process to grade units: its staging folder, its own copy of the gradebook,
-    nbgrader's API."""
+    nbgrader's API reading the lessons from the run's snapshot. The process adopts the processes
+    its kernels leave behind (a subreaper, on Linux), so that it can stop them when each unit ends."""
+    from multiprocessing.util import Finalize
+
     from nbgrader.apps import NbGraderAPI
 
+    import tempfile
+
+    from grader.kernel import KERNELS_ENV
+
+    _prctl(36, 1)  # PR_SET_CHILD_SUBREAPER
+    os.environ[WORKER_ENV] = str(os.getpid())
+    if os.environ.get(KERNELS_ENV):  # jupyter_client's connection files too: in the run's scratch folder
+        tempfile.tempdir = os.path.join(os.environ[KERNELS_ENV], f"tmp-{os.getpid()}")
+        os.makedirs(tempfile.tempdir, exist_ok=True)
+    Finalize(None, _stop_kernels, args=(True,), exitpriority=10)
     warnings.filterwarnings("ignore", module="nbgrader")  # nbgrader's own SQLAlchemy warnings
     course_path = Path(course)
     work = course_path / STATE / "work" / str(os.getpid())
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
-    config = grading_config(course_path, timeout=timeout, memory_mb=memory_mb)
+    config = grading_config(course_path, timeout=timeout, memory_mb=memory_mb, notebook_timeout=notebook_timeout)
+    config.CourseDirectory.source_directory = str(Path(STATE) / "run" / "source")
+    config.CourseDirectory.release_directory = str(Path(STATE) / "run" / "release")
     master = coursedir_of(course_path, config)
     copy_database(Path(master.db_url.removeprefix("sqlite:///")), work / "gradebook.db")
     relative = work.relative_to(course_path)
@@ -201,8 +221,89 @@ def setup_worker(course: str, timeout: int | None, memory_mb: int | None) -> Non
     config.CourseDirectory.autograded_directory = str(relative / "autograded")
     config.CourseDirectory.db_url = f"sqlite:///{work / 'gradebook.db'}"
     coursedir = coursedir_of(course_path, config)
-    _WORKER.update(course=course_path, master=master, coursedir=coursedir,
+    _WORKER.update(course=course_path, master=master, coursedir=coursedir, work=work,
                    api=NbGraderAPI(coursedir=coursedir, config=config))
+
+
+def _prctl(option: int, value: int) -> None:
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        try:
+            ctypes.CDLL(None, use_errno=True).prctl(option, value, 0, 0, 0)
+        except (OSError, AttributeError):
+            pass
+
+
+# -- the processes kernels leave behind ---------------------------------------------------------
+
+WORKER_ENV, RUN_ENV = "TTT_GRADER_WORKER", "TTT_GRADER_RUN"
+
+
+def _processes() -> list[tuple[int, int, dict[str, str]]]:
+    """Returns (pid, parent pid, grader variables of its environment) for each process we may see."""
+    found = []
+    for entry in os.scandir("/proc") if os.path.isdir("/proc") else ():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = Path(entry.path, "stat").read_text()
+            ppid = int(stat[stat.rindex(")") + 2:].split()[1])
+            raw = Path(entry.path, "environ").read_bytes()
+        except (OSError, ValueError):
+            continue
+        env = dict(v.split("=", 1) for v in raw.decode(errors="replace").split("\0") if v.startswith("TTT_GRADER_"))
+        found.append((int(entry.name), ppid, env))
+    return found
+
+
+def stop_processes(match) -> list[int]:
+    """Kills (SIGKILL) every process for which ``match(pid, parent pid, environment)`` holds,
+    reaps those that are this process's children; returns their ids."""
+    import signal
+
+    me = os.getpid()
+    killed = [(pid, ppid) for pid, ppid, env in _processes() if pid != me and match(pid, ppid, env)]
+    for pid, _ in killed:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+    for pid, ppid in killed:
+        if ppid == me:
+            try:
+                os.waitpid(pid, 0)
+            except ChildProcessError:
+                pass
+    return [pid for pid, _ in killed]
+
+
+def _stop_kernels(spare_too: bool = False) -> None:
+    """Stops every process this worker's kernels started (detached ones included: they carry
+    the kernel's variables, and orphans come back to this subreaper), and the kernels
+    themselves but the spare one (``spare_too``: that as well), and removes their private folders."""
+    from grader import execute
+    from grader.kernel import KERNEL_ENV, KERNELS_ENV
+
+    if spare_too:
+        execute._stop_spares()
+    spare = {str(km.provisioner.pid) for km in execute._SPARES.values() if getattr(km, "provisioner", None)}
+    me = str(os.getpid())
+    stop_processes(lambda pid, ppid, env: str(pid) not in spare and env.get(KERNEL_ENV) not in spare
+                   and (env.get(WORKER_ENV) == me or str(ppid) == me))
+    kernels = os.environ.get(KERNELS_ENV)
+    if kernels:
+        for folder in Path(kernels).glob("kernel-*"):
+            if folder.name.removeprefix("kernel-") not in spare and not _alive(folder.name.removeprefix("kernel-")):
+                shutil.rmtree(folder, ignore_errors=True)
+
+
+def _alive(pid: str) -> bool:
+    try:
+        os.kill(int(pid), 0)
+        return True
+    except (OSError, ValueError):
+        return False
 
 
 def _blank(path: Path, release: Path, why: str) -> None:
@@ -215,8 +316,10 @@ def _blank(path: Path, release: Path, why: str) -> None:
     nbformat.write(nb, path)
 
 
-def stage(course: Path, student: str, lesson: str, *, into: Path, coursedir, blank_all: str = "") -> list[str]:
-    """Copies a submission to ``into`` and mends what nbgrader cannot read; returns the problems."""
+def stage(course: Path, student: str, lesson: str, *, into: Path, coursedir, blank_all: str = "") -> tuple[list[str], str]:
+    """Copies a submission to ``into`` and mends what nbgrader cannot read; returns the problems
+    and the fingerprint of what was copied (with the lesson's source), so that a submission
+    replaced while it is graded is graded again by the next run."""
     import nbformat
 
     shutil.rmtree(into, ignore_errors=True)
@@ -224,6 +327,7 @@ def stage(course: Path, student: str, lesson: str, *, into: Path, coursedir, bla
                     ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
     release = Path(coursedir.format_path(coursedir.release_directory, ".", lesson))
     source = Path(coursedir.format_path(coursedir.source_directory, ".", lesson))
+    staged = _digest(into, source)
     expected = lesson_notebooks(course, coursedir)[lesson]
     extra = sorted(p for p in into.glob("*.ipynb") if p.stem not in expected)
     problems = []
@@ -244,7 +348,7 @@ def stage(course: Path, student: str, lesson: str, *, into: Path, coursedir, bla
         if blank:
             problems.append(blank)
             _blank(path, release / f"{name}.ipynb", blank)
-    return problems
+    return problems, staged
 
 
 def _locked(notebook) -> dict[str, str]:
@@ -327,28 +431,52 @@ def _failure(result: dict) -> str:
 
 def grade_unit(student: str, lesson: str, *, last: bool = False) -> dict:
     """Grades one submission in this worker (``last``: no kernel is started ahead for a next
-    one); returns its grades, problems and output folder."""
+    one); returns its grades, problems, output folder and the fingerprint of what was graded.
+    Every process its kernels started is stopped before it returns."""
     from grader import execute
 
     execute.MORE_TO_COME[0] = not last
     w = _WORKER
     coursedir, api = w["coursedir"], w["api"]
+    flight = _in_flight(w["course"], os.getpid())
+    flight.write_text(json.dumps([student, lesson]))
     staged = Path(coursedir.format_path(coursedir.submitted_directory, student, lesson))
     out = Path(coursedir.format_path(coursedir.autograded_directory, student, lesson))
     shutil.rmtree(out, ignore_errors=True)
-    problems = stage(w["course"], student, lesson, into=staged, coursedir=w["master"])
-    result = api.autograde(lesson, student, force=True, create=True)
-    if not result["success"]:
-        failure = _failure(result)
-        why = f"nbgrader could not grade the submission ({failure})"
-        problems = stage(w["course"], student, lesson, into=staged, coursedir=w["master"], blank_all=why)
-        shutil.rmtree(out, ignore_errors=True)
+    try:
+        problems, print_ = stage(w["course"], student, lesson, into=staged, coursedir=w["master"])
         result = api.autograde(lesson, student, force=True, create=True)
         if not result["success"]:
-            return {"student": student, "lesson": lesson, "error": why}
+            failure = _failure(result)
+            why = f"nbgrader could not grade the submission ({failure})"
+            problems, _ = stage(w["course"], student, lesson, into=staged, coursedir=w["master"], blank_all=why)
+            shutil.rmtree(out, ignore_errors=True)
+            result = api.autograde(lesson, student, force=True, create=True)
+            if not result["success"]:
+                return {"student": student, "lesson": lesson, "error": why, "fingerprint": print_}
+    finally:
+        _stop_kernels()
+        flight.unlink(missing_ok=True)
     problems += _log_problems(result.get("log", "")) + _notebook_problems(out)
     return {"student": student, "lesson": lesson, "problems": list(dict.fromkeys(problems)),
-            "grades": _read_grades(coursedir.db_url, lesson, student), "out": str(out)}
+            "grades": _read_grades(coursedir.db_url, lesson, student), "out": str(out),
+            "fingerprint": print_, "timed_out": _timed_out_tests(out)}
+
+
+def _in_flight(course: Path, pid: int) -> Path:
+    """The file that names the unit a worker is grading (left behind if the worker dies)."""
+    folder = Path(course) / STATE / "work" / "in-flight"
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder / f"{pid}.json"
+
+
+def _timed_out_tests(folder: Path) -> bool:
+    """Whether a test cell of the autograded notebooks in ``folder`` was stopped at the cell limit."""
+    import nbformat
+    from nbgrader.utils import is_grade
+
+    return any(is_grade(cell) and any(o.output_type == "error" and o.ename == "CellTimeoutError" for o in cell.get("outputs", []))
+               for path in folder.glob("*.ipynb") for cell in nbformat.read(path, as_version=4).cells)
 
 
 # -- the one writer ----------------------------------------------------------------------------
@@ -381,26 +509,42 @@ def record(db_url: str, student: str, lesson: str, data: dict) -> tuple[float, f
 
 
 def commit(course: Path, coursedir, unit: dict) -> Outcome:
-    """Records a worker's result: gradebook first, then the notebook, then the done-marker."""
+    """Records a worker's result: gradebook first, then the notebook, then the done-marker (a
+    unit that could not be graded gets a marker saying so: it is graded again by the next run,
+    and ``export`` shows it as failed rather than with its earlier score)."""
     student, lesson = unit["student"], unit["lesson"]
     if unit.get("error"):
-        return Outcome(student, lesson, error=unit["error"])
-    score, max_score = record(coursedir.db_url, student, lesson, unit["grades"])
-    dest = Path(coursedir.format_path(coursedir.autograded_directory, student, lesson))
-    shutil.rmtree(dest, ignore_errors=True)
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    os.rename(unit["out"], dest)
-    outcome = Outcome(student, lesson, score, max_score, unit["problems"])
+        outcome = Outcome(student, lesson, error=unit["error"], problems=unit.get("problems", []))
+    else:
+        score, max_score = record(coursedir.db_url, student, lesson, unit["grades"])
+        dest = Path(coursedir.format_path(coursedir.autograded_directory, student, lesson))
+        shutil.rmtree(dest, ignore_errors=True)
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        os.rename(unit["out"], dest)
+        outcome = Outcome(student, lesson, score, max_score, unit["problems"])
     marker = _marker(course, student, lesson)
     marker.parent.mkdir(parents=True, exist_ok=True)
     tmp = marker.with_suffix(".tmp")
-    tmp.write_text(json.dumps({"fingerprint": fingerprint(course, student, lesson, coursedir), **asdict(outcome)}))
+    tmp.write_text(json.dumps({"fingerprint": unit.get("fingerprint"), **asdict(outcome)}))
     os.replace(tmp, marker)
     return outcome
 
 
+def failed_units(course: Path) -> set[tuple[str, str]]:
+    """Returns the (student, lesson) pairs whose last grading failed (their gradebook score, if
+    any, is from an earlier run)."""
+    failed = set()
+    for marker in (Path(course) / STATE / "graded").glob("*/*.json"):
+        try:
+            if json.loads(marker.read_text()).get("error"):
+                failed.add((marker.parent.name, marker.stem))
+        except ValueError:
+            pass
+    return failed
+
+
 def _previous(course: Path, student: str, lesson: str, coursedir) -> Outcome | None:
-    """The outcome of an earlier run, if the submission and lesson are unchanged since."""
+    """The outcome of an earlier run, if it graded the submission and lesson as they are now."""
     marker = _marker(course, student, lesson)
     dest = Path(coursedir.format_path(coursedir.autograded_directory, student, lesson))
     if not marker.exists() or not dest.is_dir():
@@ -409,7 +553,7 @@ def _previous(course: Path, student: str, lesson: str, coursedir) -> Outcome | N
         saved = json.loads(marker.read_text())
     except ValueError:
         return None
-    if saved.pop("fingerprint", None) != fingerprint(course, student, lesson, coursedir):
+    if saved.get("error") or saved.pop("fingerprint", None) != fingerprint(course, student, lesson, coursedir):
         return None
     return Outcome(**{**saved, "skipped": True})
 
@@ -420,15 +564,24 @@ class GradingBusy(RuntimeError):
 
 def autograde(course: Path, *, jobs: int = 1, students: list[str] | None = None,
               lessons: list[str] | None = None, force: bool = False, timeout: int | None = None,
-              memory_mb: int | None = None, progress: bool = True, cluster: str | None = None) -> list[Outcome]:
+              memory_mb: int | None = None, notebook_timeout: int | None = None,
+              progress: bool = True, cluster: str | None = None) -> list[Outcome]:
     """Grades every submission of the course (or those of ``students`` / ``lessons``) with
     ``jobs`` workers, or on the Dask cluster whose scheduler is at ``cluster``
-    (``grader.cluster``); returns one Outcome per (student, lesson), sorted."""
+    (``grader.cluster``); returns one Outcome per (student, lesson), sorted.
+
+    The lessons are read from a snapshot taken when the run starts (``.ttt-grader/run/``); the
+    kernels see the course read-only where the system allows it, work in private folders
+    outside it, and every process they start is stopped when its unit ends; nothing of the
+    run is left in the temporary folder."""
+    import tempfile
+    import uuid
+
     from grader.execute import SafeExecute
-    from grader.kernel import use_kernelspecs, write_kernelspec
+    from grader.kernel import KERNELS_ENV, READ_ONLY_ENV, use_kernelspecs, write_kernelspec
 
     course = Path(course).resolve()
-    config = grading_config(course, timeout=timeout, memory_mb=memory_mb)
+    config = grading_config(course, timeout=timeout, memory_mb=memory_mb, notebook_timeout=notebook_timeout)
     coursedir = coursedir_of(course, config)
     lessons = chosen_lessons(lessons, list(released(course, coursedir)))
     students = chosen_students(students, course, coursedir)
@@ -439,8 +592,16 @@ def autograde(course: Path, *, jobs: int = 1, students: list[str] | None = None,
         fcntl.lockf(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)  # a POSIX lock: workers do not inherit it
     except OSError:
         raise GradingBusy(f"another autograde is running on {course}") from None
+    scratch = Path(tempfile.mkdtemp(prefix="ttt-grader-"))
+    token = uuid.uuid4().hex
+    saved_env = {k: os.environ.get(k) for k in (KERNELS_ENV, READ_ONLY_ENV, RUN_ENV, "JUPYTER_RUNTIME_DIR")}
+    os.environ.update({KERNELS_ENV: str(scratch), READ_ONLY_ENV: str(course), RUN_ENV: token,
+                       "JUPYTER_RUNTIME_DIR": str(scratch / "runtime")})
     try:
-        shutil.rmtree(state / "work", ignore_errors=True)
+        for folder in ("work", "run"):
+            shutil.rmtree(state / folder, ignore_errors=True)
+        for step in ("source", "release"):  # the run's own copy of the lessons
+            shutil.copytree(Path(coursedir.root) / getattr(coursedir, f"{step}_directory"), state / "run" / step)
         use_kernelspecs(write_kernelspec(state / "jupyter", memory_mb=SafeExecute(config=config).memory_mb))
         units = [(s, l) for s, l in submitted_units(course, coursedir)
                  if (not students or s in students) and (not lessons or l in lessons)]
@@ -454,47 +615,116 @@ def autograde(course: Path, *, jobs: int = 1, students: list[str] | None = None,
         if todo and cluster:
             from grader.cluster import run_on_cluster
 
-            outcomes += run_on_cluster(cluster, course, coursedir, todo, timeout=timeout, memory_mb=memory_mb, progress=progress)
+            outcomes += run_on_cluster(cluster, course, coursedir, todo, progress=progress,
+                                       initargs=(timeout, memory_mb, notebook_timeout))
         elif todo:
-            outcomes += _run(course, coursedir, todo, jobs=jobs, timeout=timeout, memory_mb=memory_mb, progress=progress)
-        shutil.rmtree(state / "work", ignore_errors=True)
+            outcomes += _run(course, coursedir, todo, jobs=jobs, progress=progress,
+                             initargs=(str(course), timeout, memory_mb, notebook_timeout))
+        # (a re-check of the graded functions after the run would take the outcomes here)
+        for folder in ("work", "run"):
+            shutil.rmtree(state / folder, ignore_errors=True)
     finally:
+        stop_processes(lambda pid, ppid, env: env.get(RUN_ENV) == token)  # whatever a dead worker left
+        shutil.rmtree(scratch, ignore_errors=True)
+        for name, value in saved_env.items():
+            os.environ.pop(name, None) if value is None else os.environ.__setitem__(name, value)
         lock.close()
     return sorted(outcomes, key=lambda o: (o.student, o.lesson))
 
 
-def _run(course, coursedir, todo, *, jobs, timeout, memory_mb, progress) -> list[Outcome]:
-    from concurrent.futures.process import BrokenProcessPool
+WORKER_KILLED = ("the grading worker was killed while it graded this submission (by a cell that "
+                 "killed the grader's process?); it was graded again alone and killed it again")
 
+
+def _run(course, coursedir, todo, *, jobs, progress, initargs) -> list[Outcome]:
+    """Grades ``todo`` with ``jobs`` workers. A worker that dies takes only its unit with it: the
+    units in flight are graded again one at a time (the one that kills its worker again is
+    reported), the others go on in a new pool. A unit whose test cell timed out is graded
+    again alone at the end, when nothing else runs beside it."""
     from tqdm import tqdm
 
-    method = "fork" if sys.platform.startswith("linux") else "spawn"
-    workers = max(1, min(jobs, len(todo)))
-    pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context(method),
-                               initializer=_init_worker, initargs=(str(course), timeout, memory_mb))
-    outcomes = []
+    bar = tqdm(total=len(todo), desc="autograde", unit="notebook", disable=not progress, file=sys.stderr)
+    outcomes, again = [], []
+
+    def take(unit: dict, *, retried: bool = False) -> None:
+        if unit.get("timed_out") and not retried:
+            again.append(unit)
+            return
+        if retried:
+            unit = {**unit, "problems": ["a test cell timed out; graded again alone", *unit.get("problems", [])]}
+        try:
+            outcome = commit(course, coursedir, unit)
+        except Exception as error:
+            outcome = Outcome(unit["student"], unit["lesson"], error=f"{type(error).__name__}: {error}")
+        outcomes.append(outcome)
+        bar.set_postfix_str(f"{outcome.student}/{outcome.lesson}", refresh=False)
+        bar.update()
+
+    def alone(unit: tuple[str, str], *, retried: bool = False) -> None:
+        _, suspects, _ = _pass(course, [unit], 1, initargs, lambda result: take(result, retried=retried))
+        if suspects:
+            take({"student": unit[0], "lesson": unit[1], "error": WORKER_KILLED})
+
     try:
-        final = len(todo) - workers  # the last unit each worker is likely to take
-        futures = {pool.submit(grade_unit, s, l, last=i >= final): (s, l) for i, (s, l) in enumerate(todo)}
-        bar = tqdm(as_completed(futures), total=len(futures), desc="autograde", unit="notebook",
-                   disable=not progress, file=sys.stderr)
-        for future in bar:
-            student, lesson = futures[future]
-            try:
-                outcome = commit(course, coursedir, future.result())
-            except BrokenProcessPool:
-                outcome = Outcome(student, lesson, error="a grading worker died; run autograde again")
-            except Exception as error:
-                outcome = Outcome(student, lesson, error=f"{type(error).__name__}: {error}")
-            bar.set_postfix_str(f"{student}/{lesson}", refresh=False)
-            outcomes.append(outcome)
+        pending = list(todo)
+        while pending:
+            finished, suspects, left = _pass(course, pending, jobs, initargs, take)
+            for unit in suspects:
+                alone(unit)
+            if left and not finished and not suspects:  # the pool breaks before grading anything
+                for student, lesson in left:
+                    take({"student": student, "lesson": lesson, "error": "the grading workers could not start"})
+                left = []
+            pending = left
+        for unit in again:
+            alone((unit["student"], unit["lesson"]), retried=True)
+    finally:
+        bar.close()
+    return outcomes
+
+
+def _pass(course, units, jobs, initargs, take) -> tuple[int, list[tuple[str, str]], list[tuple[str, str]]]:
+    """Grades ``units`` in a pool of ``jobs`` workers until they are done or a worker dies,
+    handing each result to ``take`` as it comes; returns (how many came, the units in flight
+    when a worker died, the units not begun)."""
+    from concurrent.futures.process import BrokenProcessPool
+
+    method = "fork" if sys.platform.startswith("linux") else "spawn"
+    workers = max(1, min(jobs, len(units)))
+    flights = Path(course) / STATE / "work" / "in-flight"
+    shutil.rmtree(flights, ignore_errors=True)
+    pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context(method),
+                               initializer=_init_worker, initargs=initargs)
+    returned = set()
+    try:
+        final = len(units) - workers  # the last unit each worker is likely to take
+        futures = {pool.submit(grade_unit, s, l, last=i >= final): (s, l) for i, (s, l) in enumerate(units)}
+        try:
+            for future in as_completed(futures):
+                student, lesson = futures[future]
+                try:
+                    result = future.result()
+                except BrokenProcessPool:
+                    raise
+                except Exception as error:
+                    result = {"student": student, "lesson": lesson, "error": f"{type(error).__name__}: {error}"}
+                returned.add((student, lesson))
+                take(result)
+        except BrokenProcessPool:
+            suspects = []
+            for path in sorted(flights.glob("*.json")) if flights.is_dir() else []:
+                unit = tuple(json.loads(path.read_text()))
+                if unit not in returned and unit not in suspects:
+                    suspects.append(unit)
+            pool.shutdown(wait=True, cancel_futures=True)
+            return len(returned), suspects, [u for u in units if u not in returned and u not in suspects]
     except BaseException:  # Ctrl-C: what is recorded stays; the units in flight are dropped
         pool.shutdown(wait=False, cancel_futures=True)
         for worker in multiprocessing.active_children():
             worker.terminate()
         raise
     pool.shutdown(wait=True)
-    return outcomes
+    return len(returned), [], []
 
 
 def summary(outcomes: list[Outcome]) -> str:

@@ -501,10 +501,12 @@ class _OutOfTime(BaseException):
 
 @contextlib.contextmanager
 def _deadline(seconds: Optional[float]) -> Iterator[None]:
-    """Inside the block, raise `_OutOfTime` once `seconds` have passed (SIGALRM, so the main thread on Unix only).
+    """Inside the block, raise `_OutOfTime` once the process has used `seconds` of CPU time.
 
-    Elsewhere, or with `seconds` None, the block runs without a limit. An interval timer set
-    before the block is replaced while it runs.
+    CPU time (``ITIMER_PROF``, SIGPROF; the main thread on Unix only), not wall time, so the
+    same code gets the same verdict on a busy machine as on a quiet one. Elsewhere, or with
+    `seconds` None, the block runs without a limit. A profiling timer set before the block is
+    replaced while it runs.
     """
     if seconds is None or not hasattr(signal, "setitimer") or threading.current_thread() is not threading.main_thread():
         yield
@@ -513,13 +515,13 @@ def _deadline(seconds: Optional[float]) -> Iterator[None]:
     def ring(signum: int, frame: Any) -> None:
         raise _OutOfTime()
 
-    previous = signal.signal(signal.SIGALRM, ring)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
+    previous = signal.signal(signal.SIGPROF, ring)
+    signal.setitimer(signal.ITIMER_PROF, seconds)
     try:
         yield
     finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
+        signal.setitimer(signal.ITIMER_PROF, 0)
+        signal.signal(signal.SIGPROF, previous)
 
 
 def returned(function: Callable, board: Any, *args: Any, call: Optional[str] = None, seconds: Optional[float] = None,
@@ -527,10 +529,10 @@ def returned(function: Callable, board: Any, *args: Any, call: Optional[str] = N
     """Return ``function(board, *args)``, or raise CheckFailed saying what went wrong.
 
     It fails if the function raises (other than NotImplementedError: the stub), changes the board
-    it was given, or, with `seconds`, is still running after that many seconds (then `slow`, a
-    hint, follows the message). The message names the call (`call`, or one made from the
-    function's name), draws the board as it was before the call, and points at the line of the
-    student's code that raised.
+    it was given, or, with `seconds`, is still running after using that many seconds of CPU
+    time (then `slow`, a hint, follows the message). The message names the call (`call`, or one
+    made from the function's name), draws the board as it was before the call, and points at the
+    line of the student's code that raised.
     """
     __tracebackhide__ = True  # noqa: F841
     call = call or f"{function.__name__}({', '.join(['board', *map(repr, args)])})"
@@ -541,7 +543,7 @@ def returned(function: Callable, board: Any, *args: Any, call: Optional[str] = N
     except NotImplementedError:
         raise
     except _OutOfTime:
-        raise _visible(_fail(call, before, f"still searching after {seconds:g} s" + (f": {slow}" if slow else ""))) from None
+        raise _visible(_fail(call, before, f"still searching after {seconds:g} s of CPU time" + (f": {slow}" if slow else ""))) from None
     except Exception as error:  # noqa: BLE001  (what the student's function raised is the answer)
         where = _student_line(error).removesuffix(": ")
         raise _visible(_fail(call, before, f"raised {type(error).__name__}: {error}", note=f"(raised {where})" if where else "")) from None

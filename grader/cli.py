@@ -45,7 +45,10 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_argument("--student", help="only these students (comma-separated)")
     sub.add_argument("--lesson", help="only these lessons (comma-separated; a unique prefix such as 01 will do)")
     sub.add_argument("--force", action="store_true", help="grade again what an earlier run graded")
-    sub.add_argument("--timeout", type=int, help="seconds a cell may run (default: nbgrader's Execute.timeout)")
+    sub.add_argument("--timeout", type=int, help="seconds (wall time) a cell may run (default: Execute.timeout in "
+                                                 "nbgrader_config.py: 120 for the lessons)")
+    sub.add_argument("--notebook-timeout", type=int, metavar="SECONDS", help="seconds (wall time) a whole notebook may "
+                     "run (default: SafeExecute.notebook_timeout in nbgrader_config.py: 600 for the lessons)")
     sub.add_argument("--memory", type=int, metavar="MB", help="memory cap per kernel (default 2048)")
     sub.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
     sub.add_argument("--cluster", metavar="ADDRESS", default=os.environ.get("DASK_SCHEDULER_ADDRESS") or None,
@@ -102,8 +105,8 @@ def _autograde(args) -> int:
     from grader.autograde import autograde, summary
 
     outcomes = autograde(args.course, jobs=args.jobs, students=_names(args.student), lessons=_names(args.lesson),
-                         force=args.force, timeout=args.timeout, memory_mb=args.memory, progress=not args.quiet,
-                         cluster=args.cluster)
+                         force=args.force, timeout=args.timeout, memory_mb=args.memory,
+                         notebook_timeout=args.notebook_timeout, progress=not args.quiet, cluster=args.cluster)
     if not outcomes:
         if args.student or args.lesson:
             print(f"nothing in {args.course / 'submitted'} from those students for those lessons")

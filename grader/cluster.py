@@ -74,17 +74,16 @@ def slim_gradebook(source: Path, target: Path) -> None:
 
 def course_bundle(course: Path, coursedir) -> bytes:
     """Returns what a worker needs of the course to grade it, as a zip file's bytes: its
-    ``nbgrader_config.py``, ``source/`` and ``release/`` folders and a gradebook with the
-    lessons and no students."""
+    ``nbgrader_config.py``, the run's snapshot of the lessons (``.ttt-grader/run/``, taken by
+    ``autograde`` when the run starts) and a gradebook with the lessons and no students."""
     root = Path(coursedir.root)
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as bundle, tempfile.TemporaryDirectory() as scratch:
         if (root / "nbgrader_config.py").is_file():
             bundle.write(root / "nbgrader_config.py", "nbgrader_config.py")
-        for folder in (coursedir.source_directory, coursedir.release_directory):
-            for path in sorted((root / folder).rglob("*")):
-                if path.is_file() and ".ipynb_checkpoints" not in path.parts:
-                    bundle.write(path, str(path.relative_to(root)))
+        for path in sorted((root / STATE / "run").rglob("*")):
+            if path.is_file():
+                bundle.write(path, str(path.relative_to(root)))
         slim_gradebook(Path(coursedir.db_url.removeprefix("sqlite:///")), Path(scratch) / "gradebook.db")
         bundle.write(Path(scratch) / "gradebook.db", "gradebook.db")
     return buffer.getvalue()
@@ -144,10 +143,17 @@ def connect(address: str):
     return client
 
 
-def run_on_cluster(address: str, course: Path, coursedir, todo: list[tuple[str, str]], *, timeout: int | None,
-                   memory_mb: int | None, progress: bool) -> list[Outcome]:
-    """Grades the units ``todo`` on the Dask cluster at ``address``, committing each result
-    as it comes back; returns their outcomes."""
+RETRIED = "a test cell timed out; graded again alone"  # as a local run says
+KILLED = ("the Dask workers grading this submission died, {0} times (by a cell that killed the grader's "
+          "process?); it was not graded")
+
+
+def run_on_cluster(address: str, course: Path, coursedir, todo: list[tuple[str, str]], *, progress: bool,
+                   initargs: tuple) -> list[Outcome]:
+    """Grades the units ``todo`` on the Dask cluster at ``address`` (``initargs``: the
+    worker's timeout, memory_mb and notebook_timeout), committing each result as it comes
+    back; returns their outcomes. As in a local run, a unit whose test cell timed out is graded
+    again at the end, alone on the cluster."""
     from tqdm import tqdm
 
     distributed = _distributed()
@@ -157,46 +163,62 @@ def run_on_cluster(address: str, course: Path, coursedir, todo: list[tuple[str, 
     client = connect(address)
     outcomes: list[Outcome] = []
     units = {}  # future -> (student, lesson)
+    bar = tqdm(total=len(todo), desc="autograde", unit="notebook", disable=not progress, file=sys.stderr)
     try:
         bundle = client.submit(_keep, course_bundle(course, coursedir), pure=False)
-        waiting = iter(todo)
 
-        def send(count: int) -> list:
-            sent = []
-            for student, lesson in [unit for _, unit in zip(range(count), waiting)]:
-                sent.append(client.submit(grade_remote, bundle, student, lesson, submission_files(coursedir, student, lesson),
-                                          timeout, memory_mb, pure=False))
-                units[sent[-1]] = (student, lesson)
-            return sent
+        def send(unit: tuple[str, str]):
+            future = client.submit(grade_remote, bundle, *unit, submission_files(coursedir, *unit), *initargs, pure=False)
+            units[future] = unit
+            return future
 
-        # a few units ahead of the workers, not the whole class: memory stays bounded
-        running = distributed.as_completed(send(max(8, 4 * sum(client.nthreads().values()))), loop=client.loop)
-        bar = tqdm(total=len(todo), desc="autograde", unit="notebook", disable=not progress, file=sys.stderr)
-        for future in running:
+        def take(future, *, retried: bool = False) -> dict | None:
+            """Commits a unit's result, unless it timed out the first time (returned then)."""
             student, lesson = units.pop(future)
             try:
                 unit = future.result()
+                if unit.get("timed_out") and not retried:
+                    return unit
+                if retried:
+                    unit["problems"] = [RETRIED, *unit.get("problems", [])]
                 if unit.get("notebooks") is not None:
                     unit["out"] = str(landing / student / lesson)
                     _write_files(Path(unit["out"]), unit.pop("notebooks"))
                 outcome = commit(course, coursedir, unit)
             except KilledWorker:
-                outcome = Outcome(student, lesson, error="the Dask workers grading this submission died, "
-                                                         "again on every retry; run autograde again")
+                outcome = Outcome(student, lesson, error=KILLED.format(_allowed_failures() + 1))
             except Exception as error:
                 outcome = Outcome(student, lesson, error=f"{type(error).__name__}: {error}")
             future.release()
             outcomes.append(outcome)
             bar.update()
             bar.set_postfix_str(f"{student}/{lesson}", refresh=False)
-            for more in send(1):
-                running.add(more)
-        bar.close()
+            return None
+
+        waiting = iter(todo)
+        ahead = max(8, 4 * sum(client.nthreads().values()))  # units sent ahead of the workers, not the whole class
+        running = distributed.as_completed([send(unit) for _, unit in zip(range(ahead), waiting)], loop=client.loop)
+        again = []
+        for future in running:
+            timed_out = take(future)
+            if timed_out:
+                again.append((timed_out["student"], timed_out["lesson"]))
+            for unit in [unit for _, unit in zip(range(1), waiting)]:
+                running.add(send(unit))
+        for unit in again:
+            take(distributed.wait(send(unit)).done.pop(), retried=True)
     finally:  # Ctrl-C too: what is recorded stays, the units in flight are dropped
+        bar.close()
         client.cancel(list(units))
         client.close()
         shutil.rmtree(landing, ignore_errors=True)
     return outcomes
+
+
+def _allowed_failures() -> int:
+    import dask
+
+    return int(dask.config.get("distributed.scheduler.allowed-failures"))
 
 
 # -- on a Dask worker -------------------------------------------------------------------------
@@ -223,22 +245,27 @@ def _course_from(bundle: bytes) -> Path:
 
 
 def grade_remote(bundle: bytes, student: str, lesson: str, files: dict[str, bytes],
-                 timeout: int | None, memory_mb: int | None) -> dict:
+                 timeout: int | None, memory_mb: int | None, notebook_timeout: int | None) -> dict:
     """Grades one submission (its files as bytes) of the course in ``bundle`` on this worker,
     as a local worker would; returns grade_unit's result with the autograded folder's files as
     bytes under ``notebooks`` instead of its path."""
-    from grader.autograde import coursedir_of, grade_unit, setup_worker
+    from grader.autograde import RUN_ENV, coursedir_of, grade_unit, setup_worker
     from grader.execute import SafeExecute
-    from grader.kernel import use_kernelspecs, write_kernelspec
+    from grader.kernel import KERNELS_ENV, READ_ONLY_ENV, use_kernelspecs, write_kernelspec
     from grader.nbconfig import grading_config
 
     with _LOCK:
         course = _course_from(bundle)
-        config = grading_config(course, timeout=timeout, memory_mb=memory_mb)
-        if _STATE.get("ready") != (course, timeout, memory_mb):
+        config = grading_config(course, timeout=timeout, memory_mb=memory_mb, notebook_timeout=notebook_timeout)
+        if _STATE.get("ready") != (course, timeout, memory_mb, notebook_timeout):
+            # as autograde() sets up a local run: kernels in private folders, the course read-only
+            scratch = course.parent / "kernels"
+            scratch.mkdir(exist_ok=True)
+            os.environ.update({KERNELS_ENV: str(scratch), READ_ONLY_ENV: str(course), RUN_ENV: course.parent.name,
+                               "JUPYTER_RUNTIME_DIR": str(scratch / "runtime")})
             use_kernelspecs(write_kernelspec(course / STATE / "jupyter", memory_mb=SafeExecute(config=config).memory_mb))
-            setup_worker(str(course), timeout, memory_mb)
-            _STATE["ready"] = (course, timeout, memory_mb)
+            setup_worker(str(course), timeout, memory_mb, notebook_timeout)
+            _STATE["ready"] = (course, timeout, memory_mb, notebook_timeout)
         coursedir = coursedir_of(course, config)
         submitted = Path(coursedir.format_path(coursedir.submitted_directory, student, lesson))
         _write_files(submitted, files)

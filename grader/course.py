@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import Iterable, Optional
 
 COURSE_ID = "ttt"
-CELL_TIMEOUT = 30  # seconds per cell: nbgrader 0.9.6's own default for Execute.timeout
+CELL_TIMEOUT = 120  # seconds (wall time) per cell: far above what the slowest honest check uses
+NOTEBOOK_TIMEOUT = 600  # seconds (wall time) a whole notebook may run
 NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
 
 CONFIG = '''\
@@ -28,9 +29,11 @@ c.CourseDirectory.root = {root!r}
 # The release keeps nbgrader's own stub where each solution was.
 c.ClearSolutions.code_stub = {{"python": "# YOUR CODE HERE\\nraise NotImplementedError()"}}
 
-# Seconds each cell may run while autograding: nbgrader's default, stated here because the
-# lessons' time budgets (grader.checks.SEARCH_BUDGET) are set to fit within it.
+# Seconds (wall time) each cell may run while autograding, and a whole notebook. The checks
+# bound their work, not their time: the slowest honest solution's check uses a fraction of the
+# cell limit in CPU time, so a busy machine does not change a grade (see the README).
 c.Execute.timeout = {timeout}
+c.SafeExecute.notebook_timeout = {notebook_timeout}
 '''
 
 
@@ -68,7 +71,8 @@ def make_course(course_dir: str | Path, *, lessons: Optional[Iterable[str]] = No
     paths = [lesson_path(name) for name in chosen]  # raises for an unknown lesson before writing
     root.mkdir(parents=True, exist_ok=True)
     (root / "nbgrader_config.py").write_text(
-        CONFIG.format(course_id=COURSE_ID, root=str(root), timeout=CELL_TIMEOUT), encoding="utf-8"
+        CONFIG.format(course_id=COURSE_ID, root=str(root), timeout=CELL_TIMEOUT,
+                      notebook_timeout=NOTEBOOK_TIMEOUT), encoding="utf-8"
     )
     for name, path in zip(chosen, paths):
         folder = root / "source" / name
@@ -77,4 +81,4 @@ def make_course(course_dir: str | Path, *, lessons: Optional[Iterable[str]] = No
     return root
 
 
-__all__ = ["CELL_TIMEOUT", "COURSE_ID", "NOTEBOOKS", "lesson_names", "lesson_path", "make_course", "notebooks_dir"]
+__all__ = ["CELL_TIMEOUT", "NOTEBOOK_TIMEOUT", "COURSE_ID", "NOTEBOOKS", "lesson_names", "lesson_path", "make_course", "notebooks_dir"]

@@ -5,7 +5,8 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
-from grader.autograde import chosen_lessons, chosen_students, coursedir_of, lesson_notebooks, released, submitted_units
+from grader.autograde import (chosen_lessons, chosen_students, coursedir_of, failed_units, lesson_notebooks, released,
+                              submitted_units)
 from grader.nbconfig import grading_config
 
 
@@ -67,20 +68,30 @@ def points(score: float | None) -> str:
     return text + "0" if text.endswith(".") else text
 
 
+POSSIBLE = "Points Possible"  # the row under the header giving each column's most points (as Canvas's CSV does)
+FAILED = "FAILED"  # a lesson whose last grading failed: its gradebook score, if any, is not current
+
+
 def export(course: Path, out: Path, *, detail: bool = False) -> list[dict]:
     """Writes the gradebook as CSV: a row per student, a column per lesson (blank when nothing
-    was submitted) and the total of what was; with ``detail``, a column per graded cell too.
-    Returns the rows, scores as written (see ``points``)."""
+    was submitted, FAILED when the last grading of the submission failed, so that no earlier
+    score passes for a current one) and the total of what was graded; with ``detail``, a column
+    per graded cell too. The first row, ``Points Possible``, gives each column's maximum.
+    Returns the students' rows, scores as written (see ``points``)."""
     from nbgrader.api import Gradebook, MissingEntry
 
     course = Path(course).resolve()
     coursedir = coursedir_of(course)
     released(course, coursedir)
+    failed = failed_units(course)
     rows = []
     with Gradebook(coursedir.db_url) as gb:
         lessons = sorted(a.name for a in gb.assignments)
-        cells = {l: [(nb.name, c.name) for nb in gb.find_assignment(l).notebooks for c in nb.grade_cells]
+        cells = {l: [(nb.name, c.name, c.max_score) for nb in gb.find_assignment(l).notebooks for c in nb.grade_cells]
                  for l in lessons} if detail else {}
+        most = {l: gb.find_assignment(l).max_score for l in lessons}
+        possible = {"student": POSSIBLE, **{l: points(most[l]) for l in lessons}, "total": points(sum(most.values())),
+                    **{f"{l}:{c}": points(m) for l, graded in cells.items() for _, c, m in graded}}
         for student in sorted(s.id for s in gb.students):
             scores = {}
             for lesson in lessons:
@@ -88,19 +99,24 @@ def export(course: Path, out: Path, *, detail: bool = False) -> list[dict]:
                     scores[lesson] = gb.find_submission(lesson, student).score
                 except MissingEntry:
                     scores[lesson] = None
-            scores["total"] = sum(v for v in scores.values() if v is not None)
+            scores["total"] = sum(v for l, v in scores.items() if v is not None and (student, l) not in failed)
             for lesson, graded in cells.items():
-                for notebook, cell in graded:
+                for notebook, cell, _ in graded:
                     try:
                         scores[f"{lesson}:{cell}"] = gb.find_grade(cell, notebook, lesson, student).score
                     except MissingEntry:
                         scores[f"{lesson}:{cell}"] = None
-            rows.append({"student": student, **{k: points(v) for k, v in scores.items()}})
-        header = ["student", *lessons, "total", *(f"{l}:{c}" for l, g in cells.items() for _, c in g)]
+            row = {"student": student, **{k: points(v) for k, v in scores.items()}}
+            for lesson in lessons:
+                if (student, lesson) in failed:
+                    row.update({lesson: FAILED, **{f"{lesson}:{c}": FAILED for _, c, _ in cells.get(lesson, [])}})
+            rows.append(row)
+        header = ["student", *lessons, "total", *(f"{l}:{c}" for l, g in cells.items() for _, c, _ in g)]
     out = Path(out)
     with out.open("w", newline="") as handle:
         writer = csv.DictWriter(handle, fieldnames=header)
         writer.writeheader()
+        writer.writerow(possible)
         writer.writerows(rows)
     return rows
 

@@ -12,13 +12,16 @@ stock nbgrader lacks when a submission misbehaves:
   instead of running.
 - output is capped per cell while it streams in (``max_output_bytes``), so a cell that
   prints without end cannot fill the grader's memory; nbgrader's LimitOutput trims further.
+- a notebook may run ``notebook_timeout`` seconds in all (wall time): a cell still running
+  then is stopped, and the cells after it are not run (error ``NotebookTimeLimit``), so a
+  notebook whose every cell sleeps just under the cell limit cannot hold a worker for long.
 - a spare kernel is started while a notebook runs, so the next notebook does not wait for one.
 """
 
 from __future__ import annotations
 
 import atexit
-import os
+import time
 
 from jupyter_client.manager import AsyncKernelManager
 from nbclient import NotebookClient
@@ -40,9 +43,18 @@ def error_output(ename: str, evalue: str):
     return v4.new_output("error", ename=ename, evalue=evalue, traceback=[f"{ename}: {evalue}"])
 
 
+NOTEBOOK_LIMIT = "NotebookTimeLimit"  # the error of cells stopped or skipped at the notebook's limit
+
+
 def timeout_message(seconds: int) -> str:
     """Returns what a student is told about a cell stopped at the time limit."""
-    return f"This cell was stopped after {seconds} seconds (the time limit): is there an infinite loop?"
+    return f"This cell timed out: it was still running after {seconds} seconds (the time limit for a cell) and was stopped."
+
+
+def notebook_limit_message(seconds: int, *, ran: bool) -> str:
+    """Returns what a student is told about a cell stopped or skipped at the notebook's limit."""
+    return (f"The notebook ran past its time limit ({seconds} seconds in all): this cell was "
+            + ("stopped." if ran else "not run."))
 
 
 def _stop_spares() -> None:
@@ -67,6 +79,7 @@ class SafeExecute(Execute):
     spare_kernel = Bool(True, help="Start the next notebook's kernel while this one runs.").tag(config=True)
     shutdown_kernel = Unicode("immediate", help="How to stop a kernel after its notebook: it is thrown away, so at once.").tag(config=True)
     memory_mb = Integer(DEFAULT_MEMORY_MB, help="Memory cap of the grading kernel (MB).").tag(config=True)
+    notebook_timeout = Integer(0, help="Seconds (wall time) a whole notebook may run; 0: no limit.").tag(config=True)
 
     def preprocess(self, nb, resources=None, km=None):
         """Runs every code cell, recovering from dead or hung kernels; returns (nb, resources)."""
@@ -80,12 +93,12 @@ class SafeExecute(Execute):
         self._restarts = 0
         self._broken = ""
         self._output_bytes: dict[int, int] = {}
+        self._ends = time.monotonic() + self.notebook_timeout if self.notebook_timeout > 0 else None
         with self.setup_kernel():
             if self.spare_kernel and MORE_TO_COME[0]:
                 self._start_spare()
             reply = self.wait_for_reply(self.kc.kernel_info())
             self.nb.metadata["language_info"] = reply["content"]["language_info"]
-            self._prepare_kernel()
             for index, cell in enumerate(self.nb.cells):
                 self.preprocess_cell(cell, resources, index)
         self.set_widgets_metadata()
@@ -98,6 +111,9 @@ class SafeExecute(Execute):
         if self._broken:
             cell.outputs = [error_output("KernelNotRun", self._broken)]
             return cell, resources
+        if self._left() == 0:
+            cell.outputs = [error_output(NOTEBOOK_LIMIT, notebook_limit_message(self.notebook_timeout, ran=False))]
+            return cell, resources
         self._output_bytes[index] = 0
         try:
             cell = self.execute_cell(cell, index, store_history=True)
@@ -107,16 +123,22 @@ class SafeExecute(Execute):
                 "or it ran out of memory); a fresh kernel ran the cells above again for the rest."))
             self._recover("the kernel died again")
         except CellTimeoutError:
+            if self._left() == 0:
+                cell.outputs.append(error_output(NOTEBOOK_LIMIT, notebook_limit_message(self.notebook_timeout, ran=True)))
+                self._broken = notebook_limit_message(self.notebook_timeout, ran=False)
+                return cell, resources
             cell.outputs.append(error_output(
-                "CellTimeoutError", f"This cell ran past the time limit ({self.timeout} seconds) and did not stop "
-                "when interrupted: is there an infinite loop? A fresh kernel ran the cells above again for the rest."))
+                "CellTimeoutError", f"This cell timed out: it ran past the time limit ({self.timeout} seconds) and did "
+                "not stop when interrupted. A fresh kernel ran the cells above again for the rest."))
             self._recover("the kernel hung again")
         else:
             timed_out = any(o.get("ename") == "CellTimeoutError" for o in cell.outputs if o.output_type == "error")
             if timed_out:  # nbclient leaves a KeyboardInterrupt and an empty CellTimeoutError: say it plainly
                 cell.outputs = [o for o in cell.outputs if not (
                     o.output_type == "error" and o.ename in ("KeyboardInterrupt", "CellTimeoutError"))]
-                cell.outputs.append(error_output("CellTimeoutError", timeout_message(self.timeout)))
+                cell.outputs.append(
+                    error_output(NOTEBOOK_LIMIT, notebook_limit_message(self.notebook_timeout, ran=True))
+                    if self._left() == 0 else error_output("CellTimeoutError", timeout_message(self.timeout)))
             if not timed_out and not (is_grade(cell) and not is_solution(cell)):
                 self._done.append(index)  # run again after a restart (test cells only check: not them)
         return cell, resources
@@ -135,6 +157,18 @@ class SafeExecute(Execute):
                 return None
         return super().output(outs, msg, display_id, cell_index)
 
+    def _left(self) -> float | None:
+        """Seconds the notebook may still run (0 when its limit is up), None without a limit."""
+        return None if self._ends is None else max(0.0, self._ends - time.monotonic())
+
+    def _get_timeout(self, cell):
+        """The cell's time limit, cut short where the notebook's limit comes first."""
+        timeout = super()._get_timeout(cell)
+        left = self._left()
+        if left is None:
+            return timeout
+        return max(1, min(timeout, int(left) + 1) if timeout else int(left) + 1)
+
     # -- kernels ---------------------------------------------------------------------------
 
     async def _async_quietly(self, code: str):
@@ -142,11 +176,6 @@ class SafeExecute(Execute):
         return await self.async_wait_for_reply(msg_id)
 
     _quietly = run_sync(_async_quietly)
-
-    def _prepare_kernel(self) -> None:
-        path = (self.resources or {}).get("metadata", {}).get("path")
-        if path:  # a spare kernel started elsewhere: run in the notebook's folder, as nbclient would
-            self._quietly(f"import os as _os; _os.chdir({os.path.abspath(path)!r}); del _os")
 
     def _recover(self, why: str) -> None:
         """Replaces the kernel and quietly runs again the cells that ran well before."""
@@ -159,7 +188,6 @@ class SafeExecute(Execute):
         self.start_new_kernel()
         self.start_new_kernel_client()
         try:
-            self._prepare_kernel()
             for index in self._done:
                 if self._quietly(self.nb.cells[index].source) is None:
                     raise CellTimeoutError(f"cell {index} timed out again")

@@ -1,14 +1,27 @@
 """The grading kernel: an IPython kernel started under resource limits.
 
 ``python -m grader.kernel --memory-mb N -f CONNECTION_FILE`` caps the kernel's address space
-(``RLIMIT_AS``), the size of files it may write (``RLIMIT_FSIZE``) and core dumps, then runs
-ipykernel in the same process, so student code that allocates without end gets a
-``MemoryError`` instead of taking the grading machine down. This is not a sandbox: the
-kernel still runs as the grading user (see the README's instructor section).
+(``RLIMIT_AS``), the size of files it may write (``RLIMIT_FSIZE``), the processes its user may
+run (``RLIMIT_NPROC``; root is exempt from that one) and core dumps, then runs ipykernel in the
+same process, so student code that allocates without end gets a ``MemoryError`` instead of
+taking the grading machine down. Where the grader asks for it (environment variables, set by
+``grader.autograde`` for its workers):
+
+- ``TTT_GRADER_KERNELS=DIR``: the kernel works in a private folder of its own, ``DIR/kernel-PID``
+  (its current folder and ``TMPDIR``), which the grader removes when the kernel is done;
+- ``TTT_GRADER_READ_ONLY=PATH[:PATH...]``: those folders (the course) are read-only for the
+  kernel and every process it starts (a private mount namespace, Linux only; as root, or
+  through a user namespace where the system allows one). Where neither is possible the kernel
+  runs without it, and ``read_only_enforced`` says so.
+
+Every process a kernel starts inherits ``TTT_GRADER_KERNEL=PID`` in its environment, so the
+grader can find and stop them all, detached ones included. This is not a sandbox: the kernel
+still runs as the grading user (see the README's instructor section).
 """
 
 from __future__ import annotations
 
+import ctypes
 import importlib
 import json
 import os
@@ -18,6 +31,8 @@ from pathlib import Path
 KERNEL_NAME = "ttt-grading"
 DEFAULT_MEMORY_MB = 2048
 MAX_FILE_MB = 256  # the largest file a kernel may write
+MORE_PROCESSES = 256  # processes a kernel's user may start beyond those it runs already (RLIMIT_NPROC)
+KERNELS_ENV, READ_ONLY_ENV, KERNEL_ENV = "TTT_GRADER_KERNELS", "TTT_GRADER_READ_ONLY", "TTT_GRADER_KERNEL"
 PRELOAD = ("ttt.tictactoe", "ttt.draw", "grader.checks")  # what every lesson imports; pure Python
 
 
@@ -47,28 +62,91 @@ def use_kernelspecs(root: Path) -> None:
     os.environ["JUPYTER_PATH"] = os.pathsep.join(dict.fromkeys(paths))
 
 
+def _processes_of_this_user() -> int:
+    uid = os.getuid()
+    count = 0
+    for entry in os.scandir("/proc") if os.path.isdir("/proc") else ():
+        if entry.name.isdigit():
+            try:
+                count += entry.stat().st_uid == uid
+            except OSError:
+                pass
+    return count
+
+
 def limit(*, memory_mb: int) -> None:
-    """Caps this process: address space ``memory_mb`` MB, files MAX_FILE_MB MB, no core dumps."""
+    """Caps this process: address space ``memory_mb`` MB, files MAX_FILE_MB MB, no core dumps,
+    and its user's processes to those running now plus MORE_PROCESSES (a fork bomb stops there)."""
     import resource
 
-    caps = [(resource.RLIMIT_AS, memory_mb), (resource.RLIMIT_FSIZE, MAX_FILE_MB), (resource.RLIMIT_CORE, 0)]
-    for which, mb in caps:
+    caps = [(resource.RLIMIT_AS, memory_mb * 2**20), (resource.RLIMIT_FSIZE, MAX_FILE_MB * 2**20), (resource.RLIMIT_CORE, 0)]
+    if hasattr(resource, "RLIMIT_NPROC"):
+        caps.append((resource.RLIMIT_NPROC, _processes_of_this_user() + MORE_PROCESSES))
+    for which, soft in caps:
         _, hard = resource.getrlimit(which)
-        soft = mb * 2**20
         if hard != resource.RLIM_INFINITY:
             soft = min(soft, hard)
         resource.setrlimit(which, (soft, soft if hard == resource.RLIM_INFINITY else hard))
 
 
+def private_folder(kernels: str) -> Path:
+    """Makes ``kernels/kernel-PID`` this kernel's current folder and TMPDIR; returns it."""
+    folder = Path(kernels) / f"kernel-{os.getpid()}"
+    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    os.chdir(folder)
+    for name in ("TMPDIR", "TEMP", "TMP"):
+        os.environ[name] = str(folder)
+    return folder
+
+
+read_only_enforced = False  # set by read_only() when the folders were made read-only
+
+
+def read_only(paths: list[str]) -> bool:
+    """Makes ``paths`` read-only for this process and its children, in a mount namespace of
+    their own (Linux; root, or an unprivileged user namespace). Returns whether it could; it
+    must run while the process has one thread."""
+    global read_only_enforced
+    if not sys.platform.startswith("linux") or not paths:
+        return False
+    libc = ctypes.CDLL(None, use_errno=True)
+    newns, newuser = 0x00020000, 0x10000000
+    rec, private, bind, remount, rdonly = 0x4000, 0x40000, 0x1000, 0x20, 0x1
+    uid, gid = os.getuid(), os.getgid()
+    if libc.unshare(newns) != 0:
+        if libc.unshare(newuser | newns) != 0:
+            return False
+        try:  # stay who we are inside the user namespace
+            Path("/proc/self/setgroups").write_text("deny")
+            Path("/proc/self/uid_map").write_text(f"{uid} {uid} 1")
+            Path("/proc/self/gid_map").write_text(f"{gid} {gid} 1")
+        except OSError:
+            return False
+    if libc.mount(None, b"/", None, rec | private, None) != 0:
+        return False
+    for path in paths:
+        target = os.fsencode(os.path.realpath(path))
+        if libc.mount(target, target, None, bind | rec, None) != 0 or \
+                libc.mount(None, target, None, remount | bind | rdonly, None) != 0:
+            return False
+    read_only_enforced = True
+    return True
+
+
 def main(argv: list[str] | None = None) -> None:
     """Starts an IPython kernel under the limits given on the command line."""
     args = list(sys.argv[1:] if argv is None else argv)
+    launched_in = os.getcwd()
     memory_mb = DEFAULT_MEMORY_MB
     if "--memory-mb" in args:
         at = args.index("--memory-mb")
         memory_mb = int(args[at + 1])
         del args[at:at + 2]
     limit(memory_mb=memory_mb)
+    if os.environ.get(KERNELS_ENV):
+        private_folder(os.environ[KERNELS_ENV])
+    read_only([p for p in os.environ.get(READ_ONLY_ENV, "").split(os.pathsep) if p])
+    os.environ[KERNEL_ENV] = str(os.getpid())  # inherited by every process the kernel starts
     if not os.environ.get("TTT_GRADER_KERNEL_STDERR"):  # the kernel's own log, not the cells' output
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, 2)
@@ -78,7 +156,7 @@ def main(argv: list[str] | None = None) -> None:
             importlib.import_module(name)
         except Exception:
             pass
-    if sys.path and sys.path[0] in ("", os.getcwd()):  # as ipykernel_launcher: not the launch folder
+    if sys.path and sys.path[0] in ("", launched_in, os.getcwd()):  # as ipykernel_launcher: not the launch folder
         del sys.path[0]
     from ipykernel import kernelapp
 

@@ -33,7 +33,8 @@ def _tools_on_path() -> None:
         os.environ["PATH"] = os.pathsep.join([scripts, os.environ.get("PATH", "")])
 
 
-def grading_config(course: Path, *, timeout: int | None = None, memory_mb: int | None = None) -> Config:
+def grading_config(course: Path, *, timeout: int | None = None, memory_mb: int | None = None,
+                   notebook_timeout: int | None = None) -> Config:
     """Returns the nbgrader Config to grade ``course`` with: safe execution, restored test
     cells, hidden tests and their tracebacks left out of feedback."""
     from nbconvert.preprocessors import ClearMetadataPreprocessor, CSSHTMLHeaderPreprocessor
@@ -42,7 +43,7 @@ def grading_config(course: Path, *, timeout: int | None = None, memory_mb: int |
                                         OverwriteCells, OverwriteKernelspec, SaveAutoGrades)
 
     from grader.execute import SafeExecute
-    from grader.preprocessors import ForgetDuplicateIds, HideTestCode
+    from grader.preprocessors import ForgetDuplicateIds, HideTestCode, StderrAsStdout
 
     _tools_on_path()
     course = Path(course).resolve()
@@ -50,7 +51,7 @@ def grading_config(course: Path, *, timeout: int | None = None, memory_mb: int |
     config.Autograde.sanitize_preprocessors = [
         ClearOutput, DeduplicateIds, ForgetDuplicateIds, OverwriteKernelspec, OverwriteCells, CheckCellMetadata]
     config.Autograde.autograde_preprocessors = [
-        SafeExecute, IgnorePattern, ClearMetadataPreprocessor, LimitOutput, SaveAutoGrades,
+        SafeExecute, StderrAsStdout, IgnorePattern, ClearMetadataPreprocessor, LimitOutput, SaveAutoGrades,
         AssignLatePenalties, CheckCellMetadata]
     config.OverwriteCells.add_missing_cells = True
     config.GenerateFeedback.preprocessors = [GetGrades, HideTestCode, ClearHiddenTests, CSSHTMLHeaderPreprocessor]
@@ -59,5 +60,7 @@ def grading_config(course: Path, *, timeout: int | None = None, memory_mb: int |
         config.Execute.timeout = int(timeout)
     if memory_mb is not None:
         config.SafeExecute.memory_mb = int(memory_mb)
+    if notebook_timeout is not None:
+        config.SafeExecute.notebook_timeout = int(notebook_timeout)
     config.CourseDirectory.root = str(course)
     return config

@@ -1,4 +1,9 @@
-"""Two nbgrader preprocessors that ``ttt-grader`` adds to nbgrader's pipelines.
+"""Three nbgrader preprocessors that ``ttt-grader`` adds to nbgrader's pipelines.
+
+``StderrAsStdout`` runs right after execution when autograding: nbgrader scores a test cell
+that wrote anything to stderr as failed, so a correct function that calls ``warnings.warn``
+(or a library that logs) would lose its marks; this one turns stderr output into ordinary
+output, so only an error fails a cell.
 
 ``ForgetDuplicateIds`` runs right after nbgrader's ``DeduplicateIds`` when autograding: that
 preprocessor empties the nbgrader metadata of a copied cell, which ``OverwriteCells`` (with
@@ -38,4 +43,15 @@ class ForgetDuplicateIds(NbGraderPreprocessor):
         """Returns the cell, without an nbgrader metadata entry that has no grade id."""
         if "nbgrader" in cell.metadata and "grade_id" not in cell.metadata["nbgrader"]:
             del cell.metadata["nbgrader"]
+        return cell, resources
+
+
+class StderrAsStdout(NbGraderPreprocessor):
+    """Turns each code cell's stderr output into stdout output (only errors fail a test cell)."""
+
+    def preprocess_cell(self, cell, resources, cell_index):
+        """Returns the cell, its stderr streams renamed stdout."""
+        for output in cell.get("outputs", []) if cell.cell_type == "code" else []:
+            if output.output_type == "stream" and output.name == "stderr":
+                output.name = "stdout"
         return cell, resources

@@ -526,7 +526,7 @@ def test_a_search_that_ignores_the_depth_is_stopped_with_a_hint():
         checks.returned(ns["depth_limited_move"], game.initial(), 2, call="depth_limited_move(game.initial(), 2)",
                         seconds=0.5, slow="does `value` stop when depth reaches 0?")
     message = str(failed.value)
-    assert message.startswith("depth_limited_move(game.initial(), 2): still searching after 0.5 s: does `value` stop")
+    assert message.startswith("depth_limited_move(game.initial(), 2): still searching after 0.5 s of CPU time: does `value` stop")
     assert "(X to move, on any open board)" in message
     assert checks.returned(lambda state, depth: depth, game.initial(), 3, seconds=5) == 3
 

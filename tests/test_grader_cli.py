@@ -273,7 +273,7 @@ def test_export_before_grading_warns(small_course, tmp_path, capsys):
     out = tmp_path / "grades.csv"
     assert main(["export", "--course", str(small_course), "-o", str(out)]) == 0
     assert "nothing has been graded" in capsys.readouterr().err
-    assert out.read_text().splitlines() == ["student,tiny,total"]
+    assert out.read_text().splitlines() == ["student,tiny,total", "Points Possible,3.0,3.0"]
 
 
 def test_export_leaves_what_was_not_submitted_blank(small_course, tmp_path, capsys):
@@ -287,7 +287,8 @@ def test_export_leaves_what_was_not_submitted_blank(small_course, tmp_path, caps
     assert main(["export", "--course", str(course), "-o", str(out), "--detail"]) == 0
     assert "nothing has been graded" not in capsys.readouterr().err
     rows = list(csv.DictReader(out.open()))
-    assert rows == [{"student": "late", "tiny": "", "total": "0.0", "tiny:test_player": "", "tiny:test_count_empty": ""}]
+    assert rows == [{"student": "Points Possible", "tiny": "3.0", "total": "3.0", "tiny:test_player": "2.0", "tiny:test_count_empty": "1.0"},
+                    {"student": "late", "tiny": "", "total": "0.0", "tiny:test_player": "", "tiny:test_count_empty": ""}]
 
 
 def test_export_formats_scores_alike():

@@ -151,4 +151,4 @@ def test_a_visible_test_stops_a_search_that_does_not_end_in_a_real_kernel(tmp_pa
     source = tmp_path / "forever.ipynb"
     nbformat.write(nb, source)
     (found,) = errors(execute(source, tmp_path / "ran.ipynb"))
-    assert found[1] == "CheckFailed" and found[2].startswith("depth_limited_move(state, 2): still searching after 1 s: does `value` stop")
+    assert found[1] == "CheckFailed" and found[2].startswith("depth_limited_move(state, 2): still searching after 1 s of CPU time: does `value` stop")

@@ -1,0 +1,183 @@
+"""Hostile cells, graded by real nbgrader runs in real kernels: none of them changes another
+student's grade, on the first run or on a rerun.
+
+One small course: two honest students, and one student each for a cell that kills the grading
+worker, one that deletes another student's submission and writes into source/ and release/,
+one that starts a detached ``sleep``, one whose correct function warns, and one whose cells
+each sleep just under the cell limit. Then a resubmission collected while a run grades it, and
+a regrade that fails.
+"""
+
+from __future__ import annotations
+
+import csv
+import re
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import nbformat
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+import grading_course as gc  # noqa: E402
+
+from grader.autograde import WORKER_KILLED, autograde  # noqa: E402
+
+pytestmark = pytest.mark.slow
+
+CELL_LIMIT, NOTEBOOK_LIMIT = 3, 10
+PLAYER = "def player(board):\n    return 'X' if sum(r.count('X') for r in board) == sum(r.count('O') for r in board) else 'O'"
+FULL = {"test_player": 2, "test_count_empty": 1}
+
+
+def _vandal(course: Path) -> str:
+    targets = [course / "submitted" / "bob" / "tiny" / "tiny.ipynb", course / "source" / "tiny" / "tiny.ipynb",
+               course / "release" / "tiny" / "tiny.ipynb"]
+    return ("import os\n"
+            f"for path in {[str(t) for t in targets]!r}:\n"
+            "    try:\n"
+            "        os.remove(path)\n"
+            "    except OSError as error:\n"
+            "        print('could not remove', path, error)\n"
+            "    try:\n"
+            "        open(path, 'w').write('{}')\n"
+            "    except OSError as error:\n"
+            "        print('could not write', path, error)\n" + PLAYER)
+
+
+def _dawdler(course: Path):
+    nb = gc.solved(course)
+    for _ in range(6):  # each just under the cell limit; together past the notebook's limit
+        nb.cells.insert(2, nbformat.v4.new_code_cell("import time\ntime.sleep(2.5)"))
+    return nb
+
+
+CASES = {  # student -> (submission, expected scores)
+    "ann": (lambda c: gc.solved(c), FULL),
+    "bob": (lambda c: gc.solved(c), FULL),
+    "killer": (lambda c: gc.solved(c, player="import os, signal\nos.kill(os.getppid(), signal.SIGKILL)\n" + PLAYER), None),
+    "vandal": (lambda c: gc.solved(c, player=_vandal(c)), FULL),
+    "sleeper": (lambda c: gc.solved(c, player=(
+        "import subprocess\nchild = subprocess.Popen(['sleep', '1000'], start_new_session=True)\n"
+        "print('sleeping child', child.pid)\n" + PLAYER)), FULL),
+    "warns": (lambda c: gc.solved(c, count_empty=(
+        "import warnings\ndef count_empty(board):\n    warnings.warn('a warning from a correct function')\n"
+        "    return sum(row.count(None) for row in board)")), FULL),
+    "dawdler": (_dawdler, {"test_player": 0, "test_count_empty": 0}),
+}
+
+
+@pytest.fixture(scope="module")
+def hostile(tmp_path_factory):
+    """The course graded once with two workers, the temporary folder redirected to an empty one;
+    (course, outcomes, that folder, the source and release as they were, bob's submission)."""
+    root = tmp_path_factory.mktemp("hostile")
+    course = gc.make_course(root / "course", timeout=CELL_LIMIT)
+    for student, (make, _) in CASES.items():
+        gc.submit(course, student, make(course))
+    lesson = {p: p.read_bytes() for p in [course / "source" / "tiny" / "tiny.ipynb", course / "release" / "tiny" / "tiny.ipynb",
+                                          course / "submitted" / "bob" / "tiny" / "tiny.ipynb"]}
+    scratch = root / "tmp"
+    scratch.mkdir()
+    saved = tempfile.tempdir
+    tempfile.tempdir = str(scratch)
+    try:
+        outcomes = autograde(course, jobs=2, notebook_timeout=NOTEBOOK_LIMIT, progress=False)
+    finally:
+        tempfile.tempdir = saved
+    return course, outcomes, scratch, lesson
+
+
+def _scores(course: Path) -> dict:
+    return {key: value for key, value in gc.grades(course).items()}
+
+
+def test_each_hostile_cell_costs_only_its_own_unit(hostile):
+    course, outcomes, _, _ = hostile
+    scores = _scores(course)
+    for student, (_, expected) in CASES.items():
+        if expected is not None:
+            assert {cell: scores[(student, cell)] for cell in expected} == expected, student
+    by_student = {o.student: o for o in outcomes}
+    assert by_student["killer"].error == WORKER_KILLED  # named, and only that unit
+    assert [o.student for o in outcomes if o.error] == ["killer"]
+    assert by_student["warns"].problems == [] and by_student["ann"].problems == []
+
+
+def test_the_course_stays_as_it_was(hostile):
+    course, outcomes, _, lesson = hostile
+    for path, data in lesson.items():
+        assert path.read_bytes() == data, path
+    assert sorted(p.name for p in (course / "source" / "tiny").iterdir()) == ["tiny.ipynb"]
+    vandal = nbformat.read(course / "autograded" / "vandal" / "tiny" / "tiny.ipynb", as_version=4)
+    printed = "".join(o.get("text", "") for c in vandal.cells if c.cell_type == "code" for o in c.outputs)
+    assert printed.count("Read-only file system") == 6  # three removes, three writes: all refused
+
+
+def test_a_detached_child_is_gone_and_nothing_is_left_in_tmp(hostile):
+    course, _, scratch, _ = hostile
+    sleeper = nbformat.read(course / "autograded" / "sleeper" / "tiny" / "tiny.ipynb", as_version=4)
+    printed = "".join(o.get("text", "") for c in sleeper.cells if c.cell_type == "code" for o in c.outputs)
+    pid = int(re.search(r"sleeping child (\d+)", printed).group(1))
+    cmdline = Path(f"/proc/{pid}/cmdline")
+    assert not cmdline.exists() or b"sleep" not in cmdline.read_bytes()
+    assert list(scratch.iterdir()) == []
+    assert not (course / ".ttt-grader" / "work").exists() and not (course / ".ttt-grader" / "run").exists()
+
+
+def test_a_notebook_that_dawdles_is_stopped_at_its_limit(hostile):
+    _, outcomes, _, _ = hostile
+    dawdler = next(o for o in outcomes if o.student == "dawdler")
+    assert any("NotebookTimeLimit" in p and f"time limit ({NOTEBOOK_LIMIT} seconds in all)" in p for p in dawdler.problems)
+    assert not dawdler.error
+
+
+def test_a_rerun_changes_no_grade(hostile):
+    course, outcomes, _, _ = hostile
+    before = _scores(course)
+    again = autograde(course, jobs=2, notebook_timeout=NOTEBOOK_LIMIT, progress=False)
+    assert _scores(course) == before
+    assert {o.student for o in again if not o.skipped} == {"killer"}  # failed last time: tried again
+    forced = autograde(course, jobs=2, notebook_timeout=NOTEBOOK_LIMIT, force=True, progress=False)
+    assert _scores(course) == before
+    assert [(o.student, o.score, o.error) for o in forced] == [(o.student, o.score, o.error) for o in outcomes]
+
+
+def test_a_resubmission_during_a_run_is_graded_by_the_next(tmp_path):
+    course = gc.make_course(tmp_path / "course", timeout=CELL_LIMIT)
+    first = gc.solved(course, player="def player(board):\n    return 'O'")
+    first.cells.insert(2, nbformat.v4.new_code_cell("import time\ntime.sleep(2)"))
+    gc.submit(course, "late", first)
+    run = threading.Thread(target=autograde, args=(course,), kwargs={"progress": False})
+    run.start()
+    deadline = time.monotonic() + 120
+    while not list((course / ".ttt-grader" / "work").glob("*/submitted/late/tiny/tiny.ipynb")) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    gc.submit(course, "late")  # collected while the first version is graded
+    run.join()
+    assert gc.grades(course)[("late", "test_player")] == 0  # what was staged was graded
+    again = autograde(course, progress=False)
+    assert not again[0].skipped and gc.grades(course)[("late", "test_player")] == 2
+
+
+def test_a_failed_regrade_is_marked_not_shown_stale(tmp_path):
+    from grader.cli import main
+
+    course = gc.make_course(tmp_path / "course", timeout=CELL_LIMIT)
+    gc.submit(course, "ada")
+    gc.submit(course, "cy")
+    autograde(course, jobs=2, progress=False)
+    gc.submit(course, "ada", CASES["killer"][0](course))  # resubmitted: now kills its worker
+    outcomes = autograde(course, jobs=2, progress=False)
+    assert [o.student for o in outcomes if o.error] == ["ada"]
+    out = tmp_path / "grades.csv"
+    assert main(["export", "--course", str(course), "-o", str(out), "--detail"]) == 0
+    rows = {r["student"]: r for r in csv.DictReader(out.open())}
+    assert rows["Points Possible"] == {"student": "Points Possible", "tiny": "3.0", "total": "3.0",
+                                       "tiny:test_player": "2.0", "tiny:test_count_empty": "1.0"}
+    assert rows["ada"] == {"student": "ada", "tiny": "FAILED", "total": "0.0",
+                           "tiny:test_player": "FAILED", "tiny:test_count_empty": "FAILED"}
+    assert rows["cy"]["tiny"] == "3.0"
