@@ -68,6 +68,60 @@ def scores(course: Path) -> dict:
                 for s in gb.assignment_submissions(a.name)}
 
 
+# -- the same course on a Dask cluster (ttt-grader autograde --cluster) -------------------------
+
+
+def on_cluster(course: Path, workers: int, scratch: Path) -> float:
+    """Seconds ``ttt-grader autograde --cluster`` takes on the course with ``workers`` Dask
+    workers (a scheduler and worker processes on 127.0.0.1, started before the clock starts)."""
+    from grader.cluster import LoopbackCluster
+
+    with LoopbackCluster(workers, scratch) as cluster:
+        start = time.perf_counter()
+        subprocess.run([sys.executable, "-m", "grader", "autograde", "--course", str(course), "--cluster", cluster.address,
+                        "-q"], check=True, stdout=subprocess.DEVNULL)
+        return time.perf_counter() - start
+
+
+CLUSTER_VARIANTS = {"local pool --jobs 1": ("local", 1), "local pool --jobs 2": ("local", 2),
+                    "--cluster, 1 worker": ("cluster", 1), "--cluster, 2 workers": ("cluster", 2)}
+
+
+def cluster_comparison(lessons: list[str], n: int, repeat: int) -> None:
+    """Prints the local pool at 1 and 2 jobs beside a Dask cluster of 1 and 2 workers on the
+    same course: seconds per submission, and worker-seconds per submission (what a cluster
+    pays for), with whether the gradebooks agree."""
+    try:
+        import distributed  # noqa: F401
+    except ImportError:
+        print("cluster comparison skipped: pip install 'ttt[cluster]'")
+        return
+    count = n * len(lessons)
+    seconds = {v: [] for v in CLUSTER_VARIANTS}
+    loads, agree = [], True
+    with tempfile.TemporaryDirectory() as scratch:
+        for round_ in range(repeat):
+            courses = {v: course_with_submissions(Path(scratch) / f"c{round_}-{i}", lessons, n)
+                       for i, v in enumerate(CLUSTER_VARIANTS)}
+            for variant, course in courses.items():
+                loads.append(os.getloadavg()[0])
+                kind, workers = CLUSTER_VARIANTS[variant]
+                seconds[variant].append(on_cluster(course, workers, Path(scratch) / f"dask{round_}-{workers}")
+                                        if kind == "cluster" else ours(course, workers))
+            agree &= len({str(sorted(scores(c).items())) for c in courses.values()}) == 1
+            for course in courses.values():
+                shutil.rmtree(course)
+    base = min(seconds["local pool --jobs 1"])
+    print(f"\nthe same {count} submissions, local pool against a Dask cluster on this machine, best of {repeat}")
+    print(f"1-minute load average when each run started: {min(loads):.2f} to {max(loads):.2f}")
+    print(f"{'ttt-grader autograde':24}{'best s':>8}{'s/submission':>14}{'worker-s/submission':>21}{'speed-up':>10}")
+    for name, runs in seconds.items():
+        workers = CLUSTER_VARIANTS[name][1]
+        print(f"{name:24}{min(runs):8.1f}{min(runs) / count:14.2f}{workers * min(runs) / count:21.2f}"
+              f"{base / min(runs):9.2f}x")
+    print("same scores in every gradebook" if agree else "THE GRADEBOOKS DISAGREE")
+
+
 VARIANTS = ("stock nbgrader autograde", "ttt-grader autograde --jobs 1", "ttt-grader autograde --jobs 2")
 
 
@@ -110,4 +164,13 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    extra = argparse.ArgumentParser(add_help=False)
+    extra.add_argument("--cluster-only", action="store_true", help="only the local pool against the Dask cluster")
+    extra.add_argument("-n", type=int, default=4)
+    extra.add_argument("--lesson")
+    extra.add_argument("--repeat", type=int, default=1)
+    known, _ = extra.parse_known_args()
+    sys.argv = [a for a in sys.argv if a != "--cluster-only"]
+    if not known.cluster_only:
+        main()
+    cluster_comparison(known.lesson.split(",") if known.lesson else lesson_names(), known.n, known.repeat)
