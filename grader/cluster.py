@@ -224,13 +224,15 @@ def _allowed_failures() -> int:
 # -- on a Dask worker -------------------------------------------------------------------------
 
 _LOCK = threading.Lock()  # one unit at a time per process: the grading worker's state is global
-_STATE: dict = {}  # bundle digest -> course folder; "ready" -> what setup_worker was run for
+_COURSES: dict[str, Path] = {}  # bundle digest -> its course folder here, the latest last
+_READY: list = [None]  # what setup_worker was last run for
 
 
 def _course_from(bundle: bytes) -> Path:
-    """Returns this worker's copy of the course in ``bundle``, unpacking it on first use."""
+    """Returns this worker's copy of the course in ``bundle``, unpacking it on first use (the
+    copies of runs before the last two are removed)."""
     digest = hashlib.sha256(bundle).hexdigest()[:16]
-    if digest not in _STATE:
+    if digest not in _COURSES:
         try:
             from distributed import get_worker
 
@@ -240,8 +242,10 @@ def _course_from(bundle: bytes) -> Path:
         folder = Path(tempfile.mkdtemp(prefix=f"ttt-grader-{digest}-", dir=scratch)) / "course"
         with zipfile.ZipFile(io.BytesIO(bundle)) as archive:
             archive.extractall(folder)
-        _STATE[digest] = folder
-    return _STATE[digest]
+        _COURSES[digest] = folder
+        while len(_COURSES) > 2:
+            shutil.rmtree(_COURSES.pop(next(iter(_COURSES))).parent, ignore_errors=True)
+    return _COURSES[digest]
 
 
 def grade_remote(bundle: bytes, student: str, lesson: str, files: dict[str, bytes],
@@ -257,7 +261,7 @@ def grade_remote(bundle: bytes, student: str, lesson: str, files: dict[str, byte
     with _LOCK:
         course = _course_from(bundle)
         config = grading_config(course, timeout=timeout, memory_mb=memory_mb, notebook_timeout=notebook_timeout)
-        if _STATE.get("ready") != (course, timeout, memory_mb, notebook_timeout):
+        if _READY[0] != (course, timeout, memory_mb, notebook_timeout):
             # as autograde() sets up a local run: kernels in private folders, the course read-only
             scratch = course.parent / "kernels"
             scratch.mkdir(exist_ok=True)
@@ -265,7 +269,7 @@ def grade_remote(bundle: bytes, student: str, lesson: str, files: dict[str, byte
                                "JUPYTER_RUNTIME_DIR": str(scratch / "runtime")})
             use_kernelspecs(write_kernelspec(course / STATE / "jupyter", memory_mb=SafeExecute(config=config).memory_mb))
             setup_worker(str(course), timeout, memory_mb, notebook_timeout)
-            _STATE["ready"] = (course, timeout, memory_mb, notebook_timeout)
+            _READY[0] = (course, timeout, memory_mb, notebook_timeout)
         coursedir = coursedir_of(course, config)
         submitted = Path(coursedir.format_path(coursedir.submitted_directory, student, lesson))
         _write_files(submitted, files)
