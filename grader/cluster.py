@@ -210,6 +210,11 @@ def run_on_cluster(address: str, course: Path, coursedir, todo: list[tuple[str, 
     finally:  # Ctrl-C too: what is recorded stays, the units in flight are dropped
         bar.close()
         client.cancel(list(units))
+        try:  # no kernel is left waiting on the workers
+            distributed.wait([client.submit(_finish, workers=[worker], allow_other_workers=False, pure=False)
+                              for worker in client.nthreads()], timeout=60)
+        except Exception:  # a worker gone meanwhile: nothing to stop there
+            pass
         client.close()
         shutil.rmtree(landing, ignore_errors=True)
     return outcomes
@@ -253,6 +258,7 @@ def grade_remote(bundle: bytes, student: str, lesson: str, files: dict[str, byte
     """Grades one submission (its files as bytes) of the course in ``bundle`` on this worker,
     as a local worker would; returns grade_unit's result with the autograded folder's files as
     bytes under ``notebooks`` instead of its path."""
+    from grader import execute
     from grader.autograde import RUN_ENV, coursedir_of, grade_unit, setup_worker
     from grader.execute import SafeExecute
     from grader.kernel import KERNELS_ENV, READ_ONLY_ENV, use_kernelspecs, write_kernelspec
@@ -262,6 +268,7 @@ def grade_remote(bundle: bytes, student: str, lesson: str, files: dict[str, byte
         course = _course_from(bundle)
         config = grading_config(course, timeout=timeout, memory_mb=memory_mb, notebook_timeout=notebook_timeout)
         if _READY[0] != (course, timeout, memory_mb, notebook_timeout):
+            execute._stop_spares()  # a spare kernel started for another run has that run's settings
             # as autograde() sets up a local run: kernels in private folders, the course read-only
             scratch = course.parent / "kernels"
             scratch.mkdir(exist_ok=True)
@@ -282,6 +289,14 @@ def grade_remote(bundle: bytes, student: str, lesson: str, files: dict[str, byte
             unit["notebooks"] = {str(p.relative_to(out)): p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file()}
             shutil.rmtree(out, ignore_errors=True)
         return unit
+
+
+def _finish() -> None:
+    """Stops the spare kernel this worker started for a next unit (the run is over)."""
+    from grader import execute
+
+    with _LOCK:
+        execute._stop_spares()
 
 
 # -- a cluster on this machine ------------------------------------------------------------------
