@@ -3,8 +3,8 @@
 A class too big for one machine is graded by the workers of a Dask distributed cluster
 (``pip install 'ttt[cluster]'``), with nothing shared but the network. The instructor's
 machine packs the course once per run into a *course bundle* (``nbgrader_config.py``, the
-lessons' ``source/`` and ``release/`` folders and a gradebook holding the lessons and no
-students) and sends it to the cluster as one task, which Dask keeps on the workers and
+run's snapshot of the lessons and a gradebook holding the lessons and no students) and sends
+it to the cluster as one task, which Dask keeps on the workers and
 recomputes if it is lost. Each unit (one student's submission of one lesson) is one more
 task, ``grade_remote``: it carries the submission's files as bytes, and a worker grades it
 with ``grader.autograde``'s own worker code (``setup_worker``, ``grade_unit``) in a copy of the
@@ -115,9 +115,10 @@ def _version() -> str:
     return version("ttt")
 
 
-def connect(address: str):
-    """Returns a Dask Client connected to the scheduler at ``address`` once a worker has
-    joined; raises RuntimeError saying what is wrong when it cannot."""
+def connect(address):
+    """Returns a Dask Client connected to the scheduler at ``address`` (or to a Dask cluster
+    object, such as dask-jobqueue's SLURMCluster) once a worker has joined; raises RuntimeError
+    saying what is wrong when it cannot."""
     distributed = _distributed()
     try:
         client = distributed.Client(address, set_as_default=False)  # waits distributed.comm.timeouts.connect
@@ -144,11 +145,11 @@ def connect(address: str):
 
 
 RETRIED = "a test cell timed out; graded again alone"  # as a local run says
-KILLED = ("the Dask workers grading this submission died, {0} times (by a cell that killed the grader's "
-          "process?); it was not graded")
+KILLED = ("the Dask workers grading this submission kept dying (by a cell that killed the grader's process?) "
+          "until Dask gave up on it; it was not graded")
 
 
-def run_on_cluster(address: str, course: Path, coursedir, todo: list[tuple[str, str]], *, progress: bool,
+def run_on_cluster(address, course: Path, coursedir, todo: list[tuple[str, str]], *, progress: bool,
                    initargs: tuple) -> list[Outcome]:
     """Grades the units ``todo`` on the Dask cluster at ``address`` (``initargs``: the
     worker's timeout, memory_mb and notebook_timeout), committing each result as it comes
@@ -186,7 +187,7 @@ def run_on_cluster(address: str, course: Path, coursedir, todo: list[tuple[str, 
                     _write_files(Path(unit["out"]), unit.pop("notebooks"))
                 outcome = commit(course, coursedir, unit)
             except KilledWorker:
-                outcome = Outcome(student, lesson, error=KILLED.format(_allowed_failures() + 1))
+                outcome = Outcome(student, lesson, error=KILLED)
             except Exception as error:
                 outcome = Outcome(student, lesson, error=f"{type(error).__name__}: {error}")
             future.release()
@@ -207,23 +208,17 @@ def run_on_cluster(address: str, course: Path, coursedir, todo: list[tuple[str, 
                 running.add(send(unit))
         for unit in again:
             take(distributed.wait(send(unit)).done.pop(), retried=True)
-    finally:  # Ctrl-C too: what is recorded stays, the units in flight are dropped
-        bar.close()
-        client.cancel(list(units))
         try:  # no kernel is left waiting on the workers
             distributed.wait([client.submit(_finish, workers=[worker], allow_other_workers=False, pure=False)
                               for worker in client.nthreads()], timeout=60)
         except Exception:  # a worker gone meanwhile: nothing to stop there
             pass
+    finally:  # Ctrl-C too: what is recorded stays, the units in flight are dropped
+        bar.close()
+        client.cancel(list(units))
         client.close()
         shutil.rmtree(landing, ignore_errors=True)
     return outcomes
-
-
-def _allowed_failures() -> int:
-    import dask
-
-    return int(dask.config.get("distributed.scheduler.allowed-failures"))
 
 
 # -- on a Dask worker -------------------------------------------------------------------------
@@ -309,7 +304,7 @@ class LoopbackCluster:
     Every process it starts, and every process those start (grading kernels included), carries
     a mark in its environment, so ``stop`` ends them all. Logs go to ``folder``."""
 
-    MARK = "TTT_GRADER_LOOPBACK_CLUSTER"
+    MARK = "TTT_GRADER_LOOPBACK_CLUSTER"  # a TTT_GRADER_ variable: grader.autograde.stop_processes sees it
 
     def __init__(self, workers: int, folder: Path):
         import socket
@@ -343,25 +338,13 @@ class LoopbackCluster:
             self.stop()
             raise
 
-    def marked(self) -> list[int]:
-        """Returns the ids of the live processes this cluster started, at any depth."""
-        found = []
-        for entry in Path("/proc").iterdir() if Path("/proc").is_dir() else ():
-            try:
-                if entry.name.isdigit() and f"{self.MARK}={self.token}".encode() in (entry / "environ").read_bytes().split(b"\0"):
-                    state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
-                    if state != "Z":
-                        found.append(int(entry.name))
-            except OSError:
-                pass
-        return found
-
     def stop(self) -> list[int]:
         """Stops the scheduler, the workers and everything they started; returns the ids of the
-        processes still alive after that (none, when all went well)."""
+        processes found still running after that (none, when all went well)."""
         import signal
         import subprocess
-        import time
+
+        from grader.autograde import stop_processes
 
         for process in reversed(self.processes):  # workers first: they leave the scheduler cleanly
             try:
@@ -373,19 +356,14 @@ class LoopbackCluster:
                 process.wait(timeout=20)
             except subprocess.TimeoutExpired:
                 pass
-        for _ in range(3):
-            for pid in self.marked() + [p.pid for p in self.processes if p.poll() is None]:
-                try:
-                    os.kill(pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
-            for process in self.processes:
-                try:
-                    process.wait(timeout=5)
-                except subprocess.TimeoutExpired:
-                    pass
-            time.sleep(0.2)
-        return self.marked()
+
+        def ours(pid, ppid, env):
+            return env.get(self.MARK) == self.token
+
+        stop_processes(ours)  # what did not stop, and the kernels (they run in sessions of their own)
+        for process in self.processes:
+            process.wait()
+        return stop_processes(ours)
 
     def __enter__(self) -> "LoopbackCluster":
         return self
