@@ -70,7 +70,7 @@ def test_cluster_grades_as_the_local_run_even_when_a_worker_dies(tmp_path):
             workers = set(client.run(os.getpid).values())
         assert len(workers) == 2
         run = subprocess.Popen([sys.executable, "-m", "grader", "autograde", "--course", str(remote),
-                                "--cluster", cluster.address, "-q"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                                "--cluster", cluster.address], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         try:
             deadline = time.monotonic() + 300
             while not started.exists() and run.poll() is None and time.monotonic() < deadline:
@@ -88,6 +88,7 @@ def test_cluster_grades_as_the_local_run_even_when_a_worker_dies(tmp_path):
                 run.kill()
         assert run.returncode == 0, err
         assert "5 of 5 submissions graded (5 now" in out
+        assert "autograde: 100%" in err and "5/5 [" in err  # the progress bar, fed by the Dask futures
         assert len(started.read_text().split()) == 2  # graded twice: killed once, then again elsewhere
         assert gc.grades(remote) == expected
 
