@@ -5,10 +5,16 @@ N sample submissions of the whole course to each (student k hands in the solved 
 is even and the untouched release when k is odd, so both passing and failing tests run), then
 grades them with stock ``nbgrader autograde "*"`` (one command for every lesson),
 with ``ttt-grader autograde --jobs 1`` and with ``--jobs 2``, and prints seconds per
-submission side by side, with the machine's load when each run started. The goals: no slower than
-stock at one job, at least 1.7x faster at two jobs on two cores.
+submission side by side, with the machine's load when each run started, and whether every
+gradebook holds the same scores. The goal: at least 3x stock at two jobs on two cores.
 
-    python benchmarks/grading.py [-n 4] [--lesson 01-boards-and-moves,...] [--repeat 1]
+Before that it shows where the time goes: each lesson's solved and blank notebook run once
+in a plain kernel, as nbgrader runs them (``NBGRADER_EXECUTION`` set), timing the kernel's
+start, the test cells (the checks) and the other cells (the demonstrations, which do little
+while graded; ``--student-run`` times them as a student runs them too). What stock nbgrader
+spends beyond those is its own work per notebook.
+
+    python benchmarks/grading.py [-n 4] [--lesson 01-boards-and-moves,...] [--repeat 1] [--student-run]
 
 The machine's other work skews the numbers: run it when the machine is quiet, with
 ``--repeat 3`` to take the best of three rounds.
@@ -28,6 +34,8 @@ from pathlib import Path
 from grader.course import lesson_names, lesson_path
 from grader.course_ops import release
 
+PARTS = ("kernel start", "test cells", "other cells")
+
 
 def course_with_submissions(root: Path, lessons: list[str], n: int) -> Path:
     """Returns a released course with n students' submissions of every lesson."""
@@ -39,6 +47,63 @@ def course_with_submissions(root: Path, lessons: list[str], n: int) -> Path:
             given = lesson_path(lesson) if k % 2 == 0 else root / "release" / lesson / f"{lesson}.ipynb"
             shutil.copyfile(given, folder / f"{lesson}.ipynb")
     return root
+
+
+def where_time_goes(notebook: Path, *, graded: bool = True) -> dict[str, float]:
+    """Seconds one notebook spends in a plain kernel: {part: seconds} for PARTS."""
+    import nbformat
+    from jupyter_client.manager import KernelManager
+    from nbclient import NotebookClient
+
+    nb = nbformat.read(notebook, as_version=4)
+    saved = os.environ.get("NBGRADER_EXECUTION")
+    if graded:
+        os.environ["NBGRADER_EXECUTION"] = "autograde"
+    else:
+        os.environ.pop("NBGRADER_EXECUTION", None)
+    spent = dict.fromkeys(PARTS, 0.0)
+    try:
+        start = time.perf_counter()
+        km = KernelManager(kernel_name="python3")
+        km.start_kernel(stderr=subprocess.DEVNULL)
+        client = NotebookClient(nb, km=km, timeout=600, allow_errors=True)
+        with client.setup_kernel():
+            client.wait_for_reply(client.kc.kernel_info())
+            spent["kernel start"] = time.perf_counter() - start
+            for index, cell in enumerate(nb.cells):
+                if cell.cell_type != "code":
+                    continue
+                begin = time.perf_counter()
+                client.execute_cell(cell, index)
+                test = cell.metadata.get("nbgrader", {}).get("grade") and not cell.metadata["nbgrader"].get("solution")
+                spent["test cells" if test else "other cells"] += time.perf_counter() - begin
+    finally:
+        os.environ.pop("NBGRADER_EXECUTION", None)
+        if saved is not None:
+            os.environ["NBGRADER_EXECUTION"] = saved
+    return spent
+
+
+def profile(course: Path, lessons: list[str], n: int, *, student_run: bool) -> float:
+    """Prints where a lesson's solved and blank notebooks spend their time; returns the seconds
+    all n students' submissions spend in kernels (n/2 solved and n/2 blank of each lesson, rounded as submitted)."""
+    solved, blank = (n + 1) // 2, n // 2
+    print(f"where the time goes, one notebook in a plain kernel, seconds (load {os.getloadavg()[0]:.2f}):")
+    head = "".join(f"{p:>14}" for p in PARTS)
+    print(f"{'lesson':32}{'notebook':>9}{head}" + (f"{'others, ungraded':>18}" if student_run else ""))
+    in_kernels = 0.0
+    totals = dict.fromkeys(PARTS, 0.0)
+    for lesson in lessons:
+        for kind, path, count in (("solved", lesson_path(lesson), solved),
+                                  ("blank", course / "release" / lesson / f"{lesson}.ipynb", blank)):
+            spent = where_time_goes(path)
+            extra = f"{where_time_goes(path, graded=False)['other cells']:18.1f}" if student_run else ""
+            print(f"{lesson:32}{kind:>9}" + "".join(f"{spent[p]:14.1f}" for p in PARTS) + extra)
+            for part in PARTS:
+                totals[part] += count * spent[part]
+            in_kernels += count * sum(spent.values())
+    print(f"{'all ' + str(n * len(lessons)) + ' submissions':41}" + "".join(f"{totals[p]:14.1f}" for p in PARTS))
+    return in_kernels
 
 
 def stock(course: Path) -> float:
@@ -135,6 +200,7 @@ def main() -> None:
     parser.add_argument("-n", type=int, default=4, help="students (default 4)")
     parser.add_argument("--lesson", help="only these lessons (comma-separated; default all)")
     parser.add_argument("--repeat", type=int, default=1, help="rounds, each variant once per round in turn (default 1)")
+    parser.add_argument("--student-run", action="store_true", help="also time the other cells as a student runs them")
     args = parser.parse_args()
     lessons = args.lesson.split(",") if args.lesson else lesson_names()
     count = args.n * len(lessons)
@@ -142,6 +208,8 @@ def main() -> None:
     loads = []
     agree = True
     with tempfile.TemporaryDirectory() as scratch:
+        in_kernels = profile(course_with_submissions(Path(scratch) / "profile", lessons, 0), lessons, args.n,
+                             student_run=args.student_run)
         for round_ in range(args.repeat):
             order = VARIANTS[round_ % 3:] + VARIANTS[:round_ % 3]  # each variant in each place in turn
             courses = {v: course_with_submissions(Path(scratch) / f"r{round_}-{i}", lessons, args.n)
@@ -161,6 +229,8 @@ def main() -> None:
         print(f"{name:32}{min(runs):8.1f}{min(runs) / count:14.2f}{base / min(runs):9.2f}x   "
               + " ".join(f"{r:.1f}" for r in runs))
     print("same scores in every gradebook" if agree else "THE GRADEBOOKS DISAGREE")
+    print(f"stock nbgrader's own work beyond the kernels' ({in_kernels:.1f} s): {base - in_kernels:.1f} s, "
+          f"{(base - in_kernels) / count:.2f} s a notebook")
 
 
 if __name__ == "__main__":

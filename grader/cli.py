@@ -137,8 +137,14 @@ def _export(args) -> int:
     if not rows:
         print(f"warning: nothing has been graded in {args.course} yet (run `ttt-grader autograde`); "
               f"{args.output} has only the header", file=sys.stderr)
+    from grader.course_ops import FAILED
+
     out_of = ", ".join(f"{lesson} {points:g}" for lesson, points in max_scores(args.course).items())
     print(f"wrote {len(rows)} students to {args.output} (points available: {out_of})")
+    failed = [f"{r['student']} / {k}" for r in rows for k, v in r.items() if v == FAILED and ":" not in k]
+    if failed:
+        print(f"warning: the last grading failed for {len(failed)} submissions, shown as {FAILED} "
+              f"(run `ttt-grader autograde` again): {', '.join(failed)}", file=sys.stderr)
     return 0
 
 

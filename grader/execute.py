@@ -16,6 +16,8 @@ stock nbgrader lacks when a submission misbehaves:
   then is stopped, and the cells after it are not run (error ``NotebookTimeLimit``), so a
   notebook whose every cell sleeps just under the cell limit cannot hold a worker for long.
 - a spare kernel is started while a notebook runs, so the next notebook does not wait for one.
+- the cells after the last test cell are not run (``run_after_last_test``): they cannot change
+  a score, and in the lessons they are the demonstrations (plots, tournaments, widgets).
 """
 
 from __future__ import annotations
@@ -80,6 +82,7 @@ class SafeExecute(Execute):
     shutdown_kernel = Unicode("immediate", help="How to stop a kernel after its notebook: it is thrown away, so at once.").tag(config=True)
     memory_mb = Integer(DEFAULT_MEMORY_MB, help="Memory cap of the grading kernel (MB).").tag(config=True)
     notebook_timeout = Integer(0, help="Seconds (wall time) a whole notebook may run; 0: no limit.").tag(config=True)
+    run_after_last_test = Bool(False, help="Also run the cells after the last test cell (they cannot change a score).").tag(config=True)
 
     def preprocess(self, nb, resources=None, km=None):
         """Runs every code cell, recovering from dead or hung kernels; returns (nb, resources)."""
@@ -94,6 +97,8 @@ class SafeExecute(Execute):
         self._broken = ""
         self._output_bytes: dict[int, int] = {}
         self._ends = time.monotonic() + self.notebook_timeout if self.notebook_timeout > 0 else None
+        self._last_test = len(nb.cells) if self.run_after_last_test else max(
+            (i for i, c in enumerate(nb.cells) if c.cell_type == "code" and is_grade(c)), default=-1)
         with self.setup_kernel():
             if self.spare_kernel and MORE_TO_COME[0]:
                 self._start_spare()
@@ -106,7 +111,7 @@ class SafeExecute(Execute):
 
     def preprocess_cell(self, cell, resources, index):
         """Runs one cell; a kernel that dies or hangs in it is replaced. Returns (cell, resources)."""
-        if cell.cell_type != "code" or not cell.source.strip():
+        if cell.cell_type != "code" or not cell.source.strip() or index > self._last_test:
             return cell, resources
         if self._broken:
             cell.outputs = [error_output("KernelNotRun", self._broken)]

@@ -295,3 +295,10 @@ def test_export_formats_scores_alike():
     from grader.course_ops import points
 
     assert [points(v) for v in (3, 3.0, 1.5, 0.25, 2 / 3, 0, None)] == ["3.0", "3.0", "1.5", "0.25", "0.67", "0.0", ""]
+
+
+def test_autograde_takes_the_time_limits():
+    from grader.cli import _parser
+
+    args = _parser().parse_args(["autograde", "--timeout", "200", "--notebook-timeout", "900"])
+    assert (args.timeout, args.notebook_timeout) == (200, 900)

@@ -4,7 +4,8 @@ student's grade, on the first run or on a rerun.
 One small course: two honest students, and one student each for a cell that kills the grading
 worker, one that deletes another student's submission and writes into source/ and release/,
 one that starts a detached ``sleep``, one whose correct function warns, and one whose cells
-each sleep just under the cell limit. Then a resubmission collected while a run grades it, and
+each sleep just under the cell limit, and one with a slow cell after the last test (not run:
+it cannot change a score). Then a resubmission collected while a run grades it, and
 a regrade that fails.
 """
 
@@ -55,6 +56,11 @@ def _dawdler(course: Path):
     return nb
 
 
+def _with_epilogue(nb):
+    nb.cells.append(nbformat.v4.new_code_cell("import time\ntime.sleep(60)  # a demonstration that takes its time"))
+    return nb
+
+
 CASES = {  # student -> (submission, expected scores)
     "ann": (lambda c: gc.solved(c), FULL),
     "bob": (lambda c: gc.solved(c), FULL),
@@ -67,6 +73,7 @@ CASES = {  # student -> (submission, expected scores)
         "import warnings\ndef count_empty(board):\n    warnings.warn('a warning from a correct function')\n"
         "    return sum(row.count(None) for row in board)")), FULL),
     "dawdler": (_dawdler, {"test_player": 0, "test_count_empty": 0}),
+    "epilogue": (lambda c: _with_epilogue(gc.solved(c)), FULL),  # cells after the last test are not run
 }
 
 
@@ -104,7 +111,7 @@ def test_each_hostile_cell_costs_only_its_own_unit(hostile):
     by_student = {o.student: o for o in outcomes}
     assert by_student["killer"].error == WORKER_KILLED  # named, and only that unit
     assert [o.student for o in outcomes if o.error] == ["killer"]
-    assert by_student["warns"].problems == [] and by_student["ann"].problems == []
+    assert by_student["warns"].problems == [] and by_student["ann"].problems == [] and by_student["epilogue"].problems == []
 
 
 def test_the_course_stays_as_it_was(hostile):
@@ -163,7 +170,7 @@ def test_a_resubmission_during_a_run_is_graded_by_the_next(tmp_path):
     assert not again[0].skipped and gc.grades(course)[("late", "test_player")] == 2
 
 
-def test_a_failed_regrade_is_marked_not_shown_stale(tmp_path):
+def test_a_failed_regrade_is_marked_not_shown_stale(tmp_path, capsys):
     from grader.cli import main
 
     course = gc.make_course(tmp_path / "course", timeout=CELL_LIMIT)
@@ -175,6 +182,7 @@ def test_a_failed_regrade_is_marked_not_shown_stale(tmp_path):
     assert [o.student for o in outcomes if o.error] == ["ada"]
     out = tmp_path / "grades.csv"
     assert main(["export", "--course", str(course), "-o", str(out), "--detail"]) == 0
+    assert "the last grading failed for 1 submissions, shown as FAILED" in capsys.readouterr().err
     rows = {r["student"]: r for r in csv.DictReader(out.open())}
     assert rows["Points Possible"] == {"student": "Points Possible", "tiny": "3.0", "total": "3.0",
                                        "tiny:test_player": "2.0", "tiny:test_count_empty": "1.0"}

@@ -82,10 +82,15 @@ def test_make_course_refuses_an_unknown_lesson_before_writing(tmp_path):
     assert not (tmp_path / "course").exists()
 
 
-def test_nbgrader_default_timeout_is_what_the_lessons_assume():
-    from nbgrader.preprocessors import Execute
+def test_the_course_config_sets_the_grading_limits(tmp_path):
+    from grader.course import NOTEBOOK_TIMEOUT
+    from grader.execute import SafeExecute
+    from grader.nbconfig import grading_config
 
-    assert Execute().timeout == CELL_TIMEOUT == 30
+    config = grading_config(make_course(tmp_path / "course", lessons=["02-who-won"]))
+    assert SafeExecute(config=config).timeout == CELL_TIMEOUT == 120
+    assert SafeExecute(config=config).notebook_timeout == NOTEBOOK_TIMEOUT == 600
+    assert SafeExecute(config=grading_config(tmp_path / "course", notebook_timeout=9)).notebook_timeout == 9
 
 
 # --- slow: real runs --------------------------------------------------------------------------

@@ -1,0 +1,69 @@
+"""Grades that hold under load: the six lessons' solutions and a naive CS50 minimax (deep
+copies, no pruning, no memo: the slowest honest solution), graded with real nbgrader in real
+kernels twice, without and with 2 x cores CPU-burning processes beside the grader. The scores
+must be identical and full; nothing here depends on how long anything takes.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from grader.autograde import autograde
+from grader.course import lesson_names, lesson_path
+from grader.course_ops import release
+
+pytestmark = pytest.mark.slow
+
+NAIVE = Path(__file__).parent / "data" / "naive_tictactoe.py"
+
+
+def _naive_minimax(course: Path) -> nbformat.NotebookNode:
+    """Lesson 4 as released, its solution cell holding the naive CS50 file."""
+    lesson = "04-minimax"
+    nb = nbformat.read(course / "release" / lesson / f"{lesson}.ipynb", as_version=4)
+    solutions = [c for c in nb.cells if c.metadata.get("nbgrader", {}).get("solution")]
+    assert [c.metadata["nbgrader"]["grade_id"] for c in solutions] == ["minimax"]
+    solutions[0].source = NAIVE.read_text()
+    return nb
+
+
+def _scores(course: Path) -> dict:
+    from nbgrader.api import Gradebook
+
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
+        return {(s.student.id, s.assignment.name, nb.name, g.name): (g.score, g.max_score)
+                for a in gb.assignments for s in gb.assignment_submissions(a.name)
+                for nb in s.notebooks for g in nb.grades}
+
+
+def test_the_same_grades_on_a_quiet_and_a_loaded_machine(tmp_path):
+    course = tmp_path / "course"
+    lessons = release(course)
+    for lesson in lessons:
+        folder = course / "submitted" / "solved" / lesson
+        folder.mkdir(parents=True)
+        shutil.copyfile(lesson_path(lesson), folder / f"{lesson}.ipynb")
+    (course / "submitted" / "naive" / "04-minimax").mkdir(parents=True)
+    nbformat.write(_naive_minimax(course), course / "submitted" / "naive" / "04-minimax" / "04-minimax.ipynb")
+    assert lessons == lesson_names()
+
+    quiet = autograde(course, jobs=2, progress=False)
+    assert [o.error for o in quiet] == [""] * 7
+    scores = _scores(course)
+    burners = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(2 * (os.cpu_count() or 1))]
+    try:
+        loaded = autograde(course, jobs=2, force=True, progress=False)
+    finally:
+        for burner in burners:
+            burner.kill()
+            burner.wait()
+    assert _scores(course) == scores
+    assert [(o.student, o.lesson, o.score, o.error) for o in loaded] == [(o.student, o.lesson, o.score, o.error) for o in quiet]
+    assert all(o.score == o.max_score > 0 for o in quiet), [(o.student, o.lesson, o.score, o.problems) for o in quiet]
