@@ -29,10 +29,11 @@ def _parent(pid: int) -> int:
 
 
 def _slow_solution(course: Path, started: Path):
-    """A correct submission with one more cell: it writes its kernel's process id to
-    ``started``, then takes a few seconds, so the test can kill the worker grading it."""
+    """A correct submission with one more cell (before the last test cell: grading skips the
+    cells after it): it writes its kernel's process id to ``started``, then takes a few
+    seconds, so the test can kill the worker grading it."""
     nb = gc.solved(course)
-    nb.cells.append(nbformat.v4.new_code_cell(
+    nb.cells.insert(len(nb.cells) - 1, nbformat.v4.new_code_cell(
         f"import os, time\nwith open({str(started)!r}, 'a') as f:\n    f.write(f'{{os.getpid()}}\\n')\ntime.sleep(4)"))
     return nb
 
