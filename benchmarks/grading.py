@@ -62,9 +62,9 @@ def where_time_goes(notebook: Path, *, graded: bool = True) -> dict[str, float]:
     else:
         os.environ.pop("NBGRADER_EXECUTION", None)
     spent = dict.fromkeys(PARTS, 0.0)
+    km = KernelManager(kernel_name="python3")
     try:
         start = time.perf_counter()
-        km = KernelManager(kernel_name="python3")
         km.start_kernel(stderr=subprocess.DEVNULL)
         client = NotebookClient(nb, km=km, timeout=600, allow_errors=True)
         with client.setup_kernel():
@@ -78,6 +78,8 @@ def where_time_goes(notebook: Path, *, graded: bool = True) -> dict[str, float]:
                 test = cell.metadata.get("nbgrader", {}).get("grade") and not cell.metadata["nbgrader"].get("solution")
                 spent["test cells" if test else "other cells"] += time.perf_counter() - begin
     finally:
+        if km.has_kernel:
+            km.shutdown_kernel(now=True)
         os.environ.pop("NBGRADER_EXECUTION", None)
         if saved is not None:
             os.environ["NBGRADER_EXECUTION"] = saved

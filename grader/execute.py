@@ -12,7 +12,7 @@ stock nbgrader lacks when a submission misbehaves:
   instead of running.
 - output is capped per cell while it streams in (``max_output_bytes``), so a cell that
   prints without end cannot fill the grader's memory; nbgrader's LimitOutput trims further.
-- a notebook may run ``notebook_timeout`` seconds in all (wall time): a cell still running
+- a notebook's cells may run ``notebook_timeout`` seconds in all (wall time): a cell still running
   then is stopped, and the cells after it are not run (error ``NotebookTimeLimit``), so a
   notebook whose every cell sleeps just under the cell limit cannot hold a worker for long.
 - a spare kernel is started while a notebook runs, so the next notebook does not wait for one.
@@ -96,7 +96,7 @@ class SafeExecute(Execute):
         self._restarts = 0
         self._broken = ""
         self._output_bytes: dict[int, int] = {}
-        self._ends = time.monotonic() + self.notebook_timeout if self.notebook_timeout > 0 else None
+        self._ends = None  # set once the kernel is ready: the notebook's limit counts its cells' time
         self._last_test = len(nb.cells) if self.run_after_last_test else max(
             (i for i, c in enumerate(nb.cells) if c.cell_type == "code" and is_grade(c)), default=-1)
         with self.setup_kernel():
@@ -104,6 +104,7 @@ class SafeExecute(Execute):
                 self._start_spare()
             reply = self.wait_for_reply(self.kc.kernel_info())
             self.nb.metadata["language_info"] = reply["content"]["language_info"]
+            self._ends = time.monotonic() + self.notebook_timeout if self.notebook_timeout > 0 else None  # cells only
             for index, cell in enumerate(self.nb.cells):
                 self.preprocess_cell(cell, resources, index)
         self.set_widgets_metadata()

@@ -177,5 +177,5 @@ def test_a_naive_cs50_minimax_gets_full_marks_within_the_default_timeout(graded)
     assert errors(nb) == []
     printed = "\n".join(o.get("text", "") for c in nb.cells if c.cell_type == "code" for o in c.outputs if o.output_type == "stream")
     check = re.search(r"minimax: correct on .*", printed).group(0)
-    count = re.search(r"first move .*", printed).group(0)
-    print(f"\nnaive CS50 minimax: the whole notebook autograded in {seconds:.1f} s; hidden check: {check}; node count: {count}")
+    assert "not run while the notebook is graded" in printed  # the node count from the empty board: a demonstration
+    print(f"\nnaive CS50 minimax: the whole notebook autograded in {seconds:.1f} s; hidden check: {check}")
