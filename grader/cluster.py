@@ -145,16 +145,16 @@ def connect(address):
 
 
 RETRIED = "a test cell timed out; graded again alone"  # as a local run says
-KILLED = ("the Dask workers grading this submission kept dying (by a cell that killed the grader's process?) "
-          "until Dask gave up on it; it was not graded")
+KILLED = ("the Dask workers grading this submission kept dying (by a cell that killed the grader's process?), "
+          "again when it was graded alone; it was not graded")
 
 
 def run_on_cluster(address, course: Path, coursedir, todo: list[tuple[str, str]], *, progress: bool,
                    initargs: tuple) -> list[Outcome]:
     """Grades the units ``todo`` on the Dask cluster at ``address`` (``initargs``: the
     worker's timeout, memory_mb and notebook_timeout), committing each result as it comes
-    back; returns their outcomes. As in a local run, a unit whose test cell timed out is graded
-    again at the end, alone on the cluster."""
+    back; returns their outcomes. As in a local run, a unit whose test cell timed out, or whose
+    workers kept dying until Dask gave up on it, is graded again at the end, alone on the cluster."""
     from tqdm import tqdm
 
     distributed = _distributed()
@@ -173,20 +173,23 @@ def run_on_cluster(address, course: Path, coursedir, todo: list[tuple[str, str]]
             units[future] = unit
             return future
 
-        def take(future, *, retried: bool = False) -> dict | None:
-            """Commits a unit's result, unless it timed out the first time (returned then)."""
+        def take(future, *, retried: bool = False) -> bool:
+            """Commits a unit's result; returns True instead, the first time, for a unit whose test
+            cell timed out or whose workers kept dying (it is graded again alone)."""
             student, lesson = units.pop(future)
             try:
                 unit = future.result()
                 if unit.get("timed_out") and not retried:
-                    return unit
-                if retried:
+                    return True
+                if unit.get("timed_out"):
                     unit["problems"] = [RETRIED, *unit.get("problems", [])]
                 if unit.get("notebooks") is not None:
                     unit["out"] = str(landing / student / lesson)
                     _write_files(Path(unit["out"]), unit.pop("notebooks"))
                 outcome = commit(course, coursedir, unit)
-            except KilledWorker:
+            except KilledWorker:  # a unit that shared a worker with one that kills it dies too
+                if not retried:
+                    return True
                 outcome = Outcome(student, lesson, error=KILLED)
             except Exception as error:
                 outcome = Outcome(student, lesson, error=f"{type(error).__name__}: {error}")
@@ -194,25 +197,26 @@ def run_on_cluster(address, course: Path, coursedir, todo: list[tuple[str, str]]
             outcomes.append(outcome)
             bar.update()
             bar.set_postfix_str(f"{student}/{lesson}", refresh=False)
-            return None
+            return False
 
         waiting = iter(todo)
         ahead = max(8, 4 * sum(client.nthreads().values()))  # units sent ahead of the workers, not the whole class
         running = distributed.as_completed([send(unit) for _, unit in zip(range(ahead), waiting)], loop=client.loop)
         again = []
         for future in running:
-            timed_out = take(future)
-            if timed_out:
-                again.append((timed_out["student"], timed_out["lesson"]))
+            unit = units[future]
+            if take(future):
+                again.append(unit)
             for unit in [unit for _, unit in zip(range(1), waiting)]:
                 running.add(send(unit))
         for unit in again:
-            take(distributed.wait(send(unit)).done.pop(), retried=True)
-        try:  # no kernel is left waiting on the workers
-            distributed.wait([client.submit(_finish, workers=[worker], allow_other_workers=False, pure=False)
-                              for worker in client.nthreads()], timeout=60)
-        except Exception:  # a worker gone meanwhile: nothing to stop there
-            pass
+            take(send(unit), retried=True)
+        for done in [client.submit(_finish, workers=[worker], allow_other_workers=False, pure=False)
+                     for worker in client.nthreads()]:  # no kernel is left waiting on the workers
+            try:
+                done.result(timeout=60)
+            except Exception:  # a worker gone meanwhile: nothing to stop there
+                pass
     finally:  # Ctrl-C too: what is recorded stays, the units in flight are dropped
         bar.close()
         client.cancel(list(units))
