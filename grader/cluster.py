@@ -15,8 +15,8 @@ so reruns skip what is graded and unchanged.
 
 A worker lost mid-task costs a retry: Dask's scheduler gives the task to another worker, and
 grading a unit again gives the same grade. A unit whose workers keep dying (Dask gives up
-after ``distributed.scheduler.allowed-failures`` deaths) is reported as not graded, as a
-unit whose local worker died is.
+after ``distributed.scheduler.allowed-failures`` deaths) is graded again alone at the end of
+the run, and reported as not graded if it kills its worker then too, as in a local run.
 
 A Dask worker grades one unit at a time per process (start workers with ``--nthreads 1``
 and as many processes as cores, ``--nworkers N``).
