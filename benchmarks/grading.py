@@ -135,6 +135,85 @@ def scores(course: Path) -> dict:
                 for s in gb.assignment_submissions(a.name)}
 
 
+# -- the same course on a Dask cluster (ttt-grader autograde --cluster) -------------------------
+
+
+def cpu_seconds() -> float:
+    """CPU seconds this process and its children that have ended used so far."""
+    import resource
+
+    return sum(u.ru_utime + u.ru_stime for u in (resource.getrusage(resource.RUSAGE_SELF),
+                                                 resource.getrusage(resource.RUSAGE_CHILDREN)))
+
+
+def on_cluster(course: Path, workers: int, scratch: Path) -> tuple[float, float]:
+    """(seconds, CPU seconds) ``ttt-grader autograde --cluster`` takes on the course with
+    ``workers`` Dask workers (a scheduler and worker processes on 127.0.0.1, started before the
+    clock starts); the CPU time is the grader's, the scheduler's and the workers' with their kernels."""
+    from distributed import Client
+
+    from grader.cluster import LoopbackCluster
+
+    def cluster_cpu(client) -> float:
+        return sum(client.run(cpu_seconds).values()) + client.run_on_scheduler(cpu_seconds)
+
+    with LoopbackCluster(workers, scratch) as cluster, Client(cluster.address, set_as_default=False) as client:
+        cpu = cluster_cpu(client) + cpu_seconds()
+        start = time.perf_counter()
+        subprocess.run([sys.executable, "-m", "grader", "autograde", "--course", str(course), "--cluster", cluster.address,
+                        "-q"], check=True, stdout=subprocess.DEVNULL)
+        wall = time.perf_counter() - start
+        return wall, cluster_cpu(client) + cpu_seconds() - cpu
+
+
+def on_pool(course: Path, jobs: int) -> tuple[float, float]:
+    """(seconds, CPU seconds) ``ttt-grader autograde --jobs N`` takes on the course."""
+    cpu = cpu_seconds()
+    return ours(course, jobs), cpu_seconds() - cpu
+
+
+CLUSTER_VARIANTS = {"local pool --jobs 1": ("local", 1), "local pool --jobs 2": ("local", 2),
+                    "--cluster, 1 worker": ("cluster", 1), "--cluster, 2 workers": ("cluster", 2)}
+
+
+def cluster_comparison(lessons: list[str], n: int, repeat: int) -> None:
+    """Prints the local pool at 1 and 2 jobs beside a Dask cluster of 1 and 2 workers on the
+    same course: seconds per submission, worker-seconds per submission (what a cluster pays
+    for) and CPU seconds per submission (what it pays for on cores of its own, whatever this
+    machine's load), with whether the gradebooks agree."""
+    try:
+        import distributed  # noqa: F401
+    except ImportError:
+        print("cluster comparison skipped: pip install 'ttt[cluster]'")
+        return
+    count = n * len(lessons)
+    runs = {v: [] for v in CLUSTER_VARIANTS}  # (seconds, CPU seconds) per round
+    loads, agree = [], True
+    with tempfile.TemporaryDirectory() as scratch:
+        for round_ in range(repeat):
+            courses = {v: course_with_submissions(Path(scratch) / f"c{round_}-{i}", lessons, n)
+                       for i, v in enumerate(CLUSTER_VARIANTS)}
+            for variant, course in courses.items():
+                loads.append(os.getloadavg()[0])
+                kind, workers = CLUSTER_VARIANTS[variant]
+                runs[variant].append(on_cluster(course, workers, Path(scratch) / f"dask{round_}-{workers}")
+                                     if kind == "cluster" else on_pool(course, workers))
+            agree &= len({str(sorted(scores(c).items())) for c in courses.values()}) == 1
+            for course in courses.values():
+                shutil.rmtree(course)
+    base = min(runs["local pool --jobs 1"])[0]
+    print(f"\nthe same {count} submissions, local pool against a Dask cluster on this machine, best of {repeat}")
+    print(f"1-minute load average when each run started: {min(loads):.2f} to {max(loads):.2f}")
+    print(f"{'ttt-grader autograde':24}{'best s':>8}{'s/submission':>14}{'worker-s/subm.':>16}{'CPU-s/subm.':>13}"
+          f"{'speed-up':>10}")
+    for name, measured in runs.items():
+        wall, cpu = min(measured)
+        workers = CLUSTER_VARIANTS[name][1]
+        print(f"{name:24}{wall:8.1f}{wall / count:14.2f}{workers * wall / count:16.2f}{cpu / count:13.2f}"
+              f"{base / wall:9.2f}x")
+    print("same scores in every gradebook" if agree else "THE GRADEBOOKS DISAGREE")
+
+
 VARIANTS = ("stock nbgrader autograde", "ttt-grader autograde --jobs 1", "ttt-grader autograde --jobs 2")
 
 
@@ -182,4 +261,13 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    extra = argparse.ArgumentParser(add_help=False)
+    extra.add_argument("--cluster-only", action="store_true", help="only the local pool against the Dask cluster")
+    extra.add_argument("-n", type=int, default=4)
+    extra.add_argument("--lesson")
+    extra.add_argument("--repeat", type=int, default=1)
+    known, _ = extra.parse_known_args()
+    sys.argv = [a for a in sys.argv if a != "--cluster-only"]
+    if not known.cluster_only:
+        main()
+    cluster_comparison(known.lesson.split(",") if known.lesson else lesson_names(), known.n, known.repeat)

@@ -184,9 +184,15 @@ def copy_database(source: Path, target: Path) -> None:
 
 
 def _init_worker(course: str, timeout: int | None, memory_mb: int | None, notebook_timeout: int | None) -> None:
-    """Sets up a worker: its staging folder, its own copy of the gradebook, nbgrader's API reading
-    the lessons from the run's snapshot. The worker adopts the processes its kernels leave behind
-    (a subreaper, on Linux), so that it can stop them when each unit ends."""
+    """Sets up a pool worker (it dies with its parent), then as ``setup_worker``."""
+    _die_with_parent()
+    setup_worker(course, timeout, memory_mb, notebook_timeout)
+
+
+def setup_worker(course: str, timeout: int | None, memory_mb: int | None, notebook_timeout: int | None) -> None:
+    """Sets up this process to grade units: its staging folder, its own copy of the gradebook,
+    nbgrader's API reading the lessons from the run's snapshot. The process adopts the processes
+    its kernels leave behind (a subreaper, on Linux), so that it can stop them when each unit ends."""
     from multiprocessing.util import Finalize
 
     from nbgrader.apps import NbGraderAPI
@@ -195,7 +201,6 @@ def _init_worker(course: str, timeout: int | None, memory_mb: int | None, notebo
 
     from grader.kernel import KERNELS_ENV
 
-    _die_with_parent()
     _prctl(36, 1)  # PR_SET_CHILD_SUBREAPER
     os.environ[WORKER_ENV] = str(os.getpid())
     if os.environ.get(KERNELS_ENV):  # jupyter_client's connection files too: in the run's scratch folder
@@ -563,9 +568,10 @@ class GradingBusy(RuntimeError):
 def autograde(course: Path, *, jobs: int = 1, students: list[str] | None = None,
               lessons: list[str] | None = None, force: bool = False, timeout: int | None = None,
               memory_mb: int | None = None, notebook_timeout: int | None = None,
-              progress: bool = True) -> list[Outcome]:
+              progress: bool = True, cluster: str | None = None) -> list[Outcome]:
     """Grades every submission of the course (or those of ``students`` / ``lessons``) with
-    ``jobs`` workers; returns one Outcome per (student, lesson), sorted.
+    ``jobs`` workers, or on the Dask cluster whose scheduler is at ``cluster``
+    (``grader.cluster``); returns one Outcome per (student, lesson), sorted.
 
     The lessons are read from a snapshot taken when the run starts (``.ttt-grader/run/``); the
     kernels see the course read-only where the system allows it, work in private folders
@@ -609,7 +615,12 @@ def autograde(course: Path, *, jobs: int = 1, students: list[str] | None = None,
         # later lessons first (in this course they take longest), so that the workers end together
         todo.sort(key=lambda unit: unit[0])
         todo.sort(key=lambda unit: unit[1], reverse=True)
-        if todo:
+        if todo and cluster:
+            from grader.cluster import run_on_cluster
+
+            outcomes += run_on_cluster(cluster, course, coursedir, todo, progress=progress,
+                                       initargs=(timeout, memory_mb, notebook_timeout))
+        elif todo:
             outcomes += _run(course, coursedir, todo, jobs=jobs, progress=progress,
                              initargs=(str(course), timeout, memory_mb, notebook_timeout))
         # (a re-check of the graded functions after the run would take the outcomes here)

@@ -51,6 +51,9 @@ def _parser() -> argparse.ArgumentParser:
                      "run (default: SafeExecute.notebook_timeout in nbgrader_config.py: 600 for the lessons)")
     sub.add_argument("--memory", type=int, metavar="MB", help="memory cap per kernel (default 2048)")
     sub.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
+    sub.add_argument("--cluster", metavar="ADDRESS", default=os.environ.get("DASK_SCHEDULER_ADDRESS") or None,
+                     help="grade on the Dask cluster whose scheduler is at ADDRESS, such as tcp://10.0.0.5:8786 "
+                          "(default: $DASK_SCHEDULER_ADDRESS; needs pip install 'ttt[cluster]'; --jobs is then unused)")
 
     sub = command("feedback", "write nbgrader's HTML feedback for every graded submission")
     sub.add_argument("--student", help="only these students (comma-separated)")
@@ -103,7 +106,7 @@ def _autograde(args) -> int:
 
     outcomes = autograde(args.course, jobs=args.jobs, students=_names(args.student), lessons=_names(args.lesson),
                          force=args.force, timeout=args.timeout, memory_mb=args.memory,
-                         notebook_timeout=args.notebook_timeout, progress=not args.quiet)
+                         notebook_timeout=args.notebook_timeout, progress=not args.quiet, cluster=args.cluster)
     if not outcomes:
         if args.student or args.lesson:
             print(f"nothing in {args.course / 'submitted'} from those students for those lessons")

@@ -22,7 +22,9 @@ def requirement(spec: str) -> tuple[str, str]:
 
 def test_environment_yml_is_in_step_with_pyproject():
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
-    wanted = dict(requirement(s) for s in project["dependencies"] + project["optional-dependencies"]["dev"])
+    extras = [s for extra in project["optional-dependencies"].values() for s in extra
+              if requirement(s)[0] != project["name"]]  # "ttt[cluster]": the extra itself is listed
+    wanted = dict(requirement(s) for s in project["dependencies"] + extras)
     wanted = {CONDA_NAME.get(name, name): constraint for name, constraint in wanted.items()}
     env = yaml.safe_load((ROOT / "environment.yml").read_text())
     conda = dict(requirement(d) for d in env["dependencies"] if isinstance(d, str))
@@ -47,3 +49,43 @@ def test_make_lab_passes_allow_root_only_for_root():
     makefile = (ROOT / "Makefile").read_text()
     assert "jupyter lab notebooks/ $(if $(ROOT),--allow-root,)" in makefile
     assert "apt-get install -y -qq graphviz" in makefile
+
+
+def test_students_install_does_not_pull_dask():
+    """Only the cluster extra (and dev, through it) brings Dask: a plain install has none of it,
+    directly or through what it needs (read from the installed package's metadata)."""
+    from importlib.metadata import PackageNotFoundError, requires
+
+    from packaging.requirements import Requirement
+
+    def needs(name: str, extra: str = "") -> set[str]:
+        found, todo = set(), [(name, extra)]
+        while todo:
+            package, wanted = todo.pop()
+            try:
+                listed = requires(package) or []
+            except PackageNotFoundError:
+                continue
+            for spec in map(Requirement, listed):
+                if spec.marker is None or spec.marker.evaluate({"extra": wanted}):
+                    key = spec.name.lower().replace("_", "-")
+                    for more in [""] + sorted(spec.extras):
+                        if (key, more) not in found:
+                            found.add((key, more))
+                            todo.append((key, more))
+        return {key for key, _ in found}
+
+    plain = needs("ttt")
+    assert {"nbgrader", "jupyterlab", "tqdm"} <= plain  # the walk does follow the requirements
+    assert not {"dask", "distributed"} & plain, sorted({"dask", "distributed"} & plain)
+    assert {"dask", "distributed"} <= needs("ttt", "cluster")
+    assert "distributed" in needs("ttt", "dev")
+
+
+def test_the_grader_runs_without_dask():
+    """Importing the grader's commands imports no Dask (it is imported only for --cluster)."""
+    import subprocess
+    import sys
+
+    code = "import sys, grader.cli, grader.autograde, grader.course_ops, ttt; print(sorted(m for m in sys.modules if m.split('.')[0] in ('dask', 'distributed')))"
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip() == "[]"
