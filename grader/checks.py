@@ -49,7 +49,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Optional, Sequence
 
 import ttt.tictactoe as ref
-from ttt import agents, search
+from ttt import search
 from ttt.agents import classic as ref_players
 from ttt.games import bigboard, classic, nineboard
 

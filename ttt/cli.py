@@ -19,7 +19,9 @@ from typing import Any, Callable, Optional, Sequence, TextIO
 from ttt import agents
 from ttt.errors import InvalidActionError, InvalidBoardError
 from ttt.games import game_names, get_game
-from ttt.play import Session, match, play_game  # noqa: F401 - `from ttt.cli import play_game, match` still works
+from ttt.play import Session, match, play_game
+
+__all__ = ["main", "match", "play_game"]  # `from ttt.cli import play_game, match` still works
 
 DEFAULT_AI = {"tictactoe": "minimax", "nine-board": "default", "ultimate": "default"}  # the unbeatable (or strongest) player of each game
 
