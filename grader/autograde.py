@@ -36,6 +36,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from grader.nbconfig import STATE, grading_config
+from grader.course import CELL_TIMEOUT
 
 BLANK_NOTE = "**Not graded as submitted.**"
 SERIOUS = {"KernelDied", "CellTimeoutError", "NotebookTimeLimit", "KernelNotRun", "MemoryError", "ReferenceSolutionError",
@@ -223,7 +224,8 @@ def setup_worker(course: str, timeout: int | None, memory_mb: int | None, notebo
     config.CourseDirectory.db_url = f"sqlite:///{work / 'gradebook.db'}"
     coursedir = coursedir_of(course_path, config)
     _WORKER.update(course=course_path, master=master, coursedir=coursedir, work=work,
-                   api=NbGraderAPI(coursedir=coursedir, config=config))
+                   api=NbGraderAPI(coursedir=coursedir, config=config),
+                   cell_timeout=float(config.Execute.timeout if "timeout" in config.Execute else CELL_TIMEOUT))
 
 
 def _prctl(option: int, value: int) -> None:
@@ -456,14 +458,17 @@ def grade_unit(student: str, lesson: str, *, last: bool = False) -> dict:
             result = api.autograde(lesson, student, force=True, create=True)
             if not result["success"]:
                 return {"student": student, "lesson": lesson, "error": why, "fingerprint": print_}
+        problems += _log_problems(result.get("log", "")) + _notebook_problems(out)
+        # The re-check runs the student's functions again, so it is inside the unit: any process
+        # it starts is stopped with the kernels'.
+        grades, suspicious, recheck_timed_out = recheck_unit(
+            out, _read_grades(coursedir.db_url, lesson, student), timeout=w["cell_timeout"])
     finally:
         _stop_kernels()
         flight.unlink(missing_ok=True)
-    problems += _log_problems(result.get("log", "")) + _notebook_problems(out)
-    grades, suspicious = recheck_unit(out, _read_grades(coursedir.db_url, lesson, student))
     return {"student": student, "lesson": lesson, "problems": list(dict.fromkeys(problems)),
             "grades": grades, "suspicious": suspicious, "out": str(out),
-            "fingerprint": print_, "timed_out": _timed_out_tests(out)}
+            "fingerprint": print_, "timed_out": recheck_timed_out or _timed_out_tests(out)}
 
 
 def _in_flight(course: Path, pid: int) -> Path:
