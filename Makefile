@@ -1,4 +1,4 @@
-# make lab   set up (once), then open JupyterLab on the lessons
+# make lab   set up (once), then open JupyterLab on the lessons (student versions, in lessons/)
 # make test  set up (once), then run the whole test suite
 # make bench run the benchmarks (timed comparisons, printed as tables)
 SHELL := /bin/bash
@@ -9,7 +9,7 @@ STAMP := $(VENV)/.installed
 ROOT := $(shell [ "$$(id -u)" = 0 ] && echo yes)
 APT_UPDATED := $(VENV)/.apt-updated
 
-.PHONY: setup lab test bench dot chromium clean
+.PHONY: setup lessons lab test bench dot chromium clean
 
 setup: $(STAMP) dot
 
@@ -46,8 +46,19 @@ chromium:
 	  echo "Chromium is missing: the browser tests will be skipped (sudo apt-get install -y chromium)."; \
 	fi
 
-lab: setup
-	$(BIN)/jupyter lab notebooks/ $(if $(ROOT),--allow-root,)
+# The student versions of the lessons (no solutions, no hidden tests) in lessons/, made from
+# notebooks/ by nbgrader the first time; a lesson already there (your work) is never overwritten.
+LESSONS := lessons
+lessons: setup
+	@missing=; for nb in notebooks/*.ipynb; do [ -e $(LESSONS)/$$(basename $$nb) ] || missing=yes; done; \
+	if [ -n "$$missing" ]; then \
+	  tmp=$$(mktemp -d) && $(BIN)/ttt-grader release --course $$tmp/course >/dev/null && mkdir -p $(LESSONS) && \
+	  for nb in $$tmp/course/release/*/*.ipynb; do [ -e $(LESSONS)/$$(basename $$nb) ] || cp $$nb $(LESSONS)/; done; \
+	  rm -rf $$tmp; echo "The lessons are in $(LESSONS)/."; \
+	fi
+
+lab: lessons
+	$(BIN)/jupyter lab $(LESSONS)/ $(if $(ROOT),--allow-root,)
 
 test: setup chromium
 	$(BIN)/python -m pytest

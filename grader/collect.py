@@ -81,7 +81,8 @@ class CollectReport:
     def text(self) -> str:
         """Returns the report as lines of text."""
         students = {s for s, _, _ in self.placed}
-        lines = [f"placed {len(self.placed)} notebooks for {len(students)} students"]
+        n, m = len(self.placed), len(students)
+        lines = [f"placed {n} notebook{'s' * (n != 1)} for {m} student{'s' * (m != 1)}"]
         lines += [f"  note: {n}" for n in self.notes]
         for title, rows in (("could not place", self.unplaced), ("skipped", self.skipped)):
             if rows:

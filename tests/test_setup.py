@@ -47,7 +47,7 @@ def test_ci_runs_the_readmes_test_command():
 
 def test_make_lab_passes_allow_root_only_for_root():
     makefile = (ROOT / "Makefile").read_text()
-    assert "jupyter lab notebooks/ $(if $(ROOT),--allow-root,)" in makefile
+    assert "jupyter lab $(LESSONS)/ $(if $(ROOT),--allow-root,)" in makefile
     assert "apt-get install -y -qq graphviz" in makefile
 
 

@@ -222,6 +222,12 @@ class BoardPicture:
     def _repr_svg_(self) -> str:
         return self.svg()
 
+    def __repr__(self) -> str:
+        """Return the board as three lines of text: what shows where SVG does not (feedback pages, a terminal)."""
+        from ttt.games.classic import format_board
+
+        return format_board(self.board)
+
     def svg(self) -> str:
         """Return the board as an SVG document: grid lines, X in blue, O in red."""
         s, cell = self.size, self.size / 3
