@@ -61,7 +61,7 @@ lab: lessons
 	$(BIN)/jupyter lab $(LESSONS)/ $(if $(ROOT),--allow-root,)
 
 test: setup chromium
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n 2 --dist loadfile
 
 bench: setup
 	@for b in benchmarks/*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done
