@@ -138,7 +138,7 @@ def export(course: Path, out: Path, *, detail: bool = False) -> list[dict]:
 
 def suspicious(course: Path, student: str) -> str:
     """Returns what the last autograde's re-check found suspicious in a student's submissions,
-    as ``lesson: what; ...`` (empty if nothing)."""
+    as ``lesson: what; ...``, the first line of each (empty if nothing)."""
     import json
 
     from grader.nbconfig import STATE
@@ -149,7 +149,7 @@ def suspicious(course: Path, student: str) -> str:
             notes = json.loads(marker.read_text()).get("suspicious") or []
         except ValueError:
             continue
-        found += [f"{marker.stem}: {note}" for note in notes]
+        found += [f"{marker.stem}: {note.splitlines()[0] if note else note}" for note in notes]  # one line each: a spreadsheet cell
     return "; ".join(found)
 
 
