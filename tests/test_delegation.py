@@ -28,7 +28,7 @@ for _package in (ttt, grader):  # every module, so that every public callable is
 CHECKS = {
     "player": checks.check_player, "actions": checks.check_actions, "result": checks.check_result,
     "winner": checks.check_winner, "terminal": checks.check_terminal, "utility": checks.check_utility,
-    "minimax": lambda f: checks.check_minimax(f, budget=1), "alphabeta": lambda f: checks.check_alphabeta(f, budget=1),
+    "minimax": lambda f: checks.check_minimax(f), "alphabeta": lambda f: checks.check_alphabeta(f),
     "rk_board": checks.check_rk_board, "poss_win": checks.check_poss_win, "win_block": checks.check_win_block,
     "line_score": checks.check_line_score, "evaluate": checks.check_evaluate, "depth_limited": checks.check_depth_limited,
 }

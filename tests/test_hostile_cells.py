@@ -184,8 +184,8 @@ def test_a_failed_regrade_is_marked_not_shown_stale(tmp_path, capsys):
     assert main(["export", "--course", str(course), "-o", str(out), "--detail"]) == 0
     assert "the last grading failed for 1 submissions, shown as FAILED" in capsys.readouterr().err
     rows = {r["student"]: r for r in csv.DictReader(out.open())}
-    assert rows["Points Possible"] == {"student": "Points Possible", "tiny": "3.0", "total": "3.0",
+    assert rows["Points Possible"] == {"student": "Points Possible", "tiny": "3.0", "total": "3.0", "suspicious": "",
                                        "tiny:test_player": "2.0", "tiny:test_count_empty": "1.0"}
-    assert rows["ada"] == {"student": "ada", "tiny": "FAILED", "total": "0.0",
+    assert rows["ada"] == {"student": "ada", "tiny": "FAILED", "total": "0.0", "suspicious": "",
                            "tiny:test_player": "FAILED", "tiny:test_count_empty": "FAILED"}
     assert rows["cy"]["tiny"] == "3.0"

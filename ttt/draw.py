@@ -226,7 +226,9 @@ class BoardPicture:
         """Return the board as three lines of text: what shows where SVG does not (feedback pages, a terminal)."""
         from ttt.games.classic import format_board
 
-        return format_board(self.board)
+        if isinstance(self.board, str) and len(self.board) == 9:
+            return format_board(self.board)
+        return f"BoardPicture(board={self.board!r})"
 
     def svg(self) -> str:
         """Return the board as an SVG document: grid lines, X in blue, O in red."""
