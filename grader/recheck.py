@@ -87,7 +87,9 @@ def recheck_unit(folder: Path, grades: dict, *, timeout: float = 120.0) -> tuple
             points = float(cell.metadata["nbgrader"].get("points", 0))
             passed, message = verdicts.get(grade_id, (False, "the re-check gave no verdict"))
             before = graded["grades"].get(grade_id)
-            graded["grades"][grade_id] = points if passed else 0.0
+            # The re-check can only take marks away: a cell nbgrader failed (a notebook stopped at
+            # its limit, say) stays failed, whatever the definitions alone would earn.
+            graded["grades"][grade_id] = min(points if passed else 0.0, before if before is not None else points)
             if not passed and before:
                 suspicious.append(f"cell {grade_id} passed in the notebook but fails when re-checked apart: {message}")
                 _note(cell, message)
