@@ -47,7 +47,8 @@ def hostile_notebook(course: Path, port: int) -> nbformat.NotebookNode:
     markdown = _attr(_payload("markdown-output", port))
     raw = _attr(_payload("raw-html", port))
     svg = _payload("svg", port)
-    nb.cells += [
+    # The payloads' code cell goes first: ttt-grader runs no cell after the last test cell.
+    nb.cells[:0] = [
         nbformat.v4.new_code_cell(
             "from IPython.display import HTML, Markdown, Javascript, SVG, display\n"
             f"display(HTML(\"<b>visible-html-output</b><script>{script}</script>\"))\n"
@@ -55,6 +56,8 @@ def hostile_notebook(course: Path, port: int) -> nbformat.NotebookNode:
             f"display(Markdown(\"**visible-markdown-output** <img src='nowhere.png' onerror='{markdown}'>\"))\n"
             f"display(Javascript(\"{_payload('javascript', port)}\"))\n"
             f"display(SVG(\"<svg xmlns='http://www.w3.org/2000/svg'><script>{svg}</script></svg>\"))\n"),
+    ]
+    nb.cells += [
         nbformat.v4.new_markdown_cell(
             f"visible-markdown-cell, with `v >= beta` and a < b\n\n<script>{_payload('raw-script', port)}</script>\n\n"
             f"<img src=\"nowhere.png\" onerror='{raw}'>\n\n<iframe srcdoc=\"<script>parent.pwned=(parent.pwned||[]).concat('iframe')</script>\"></iframe>"),
