@@ -66,4 +66,6 @@ def test_the_same_grades_on_a_quiet_and_a_loaded_machine(tmp_path):
             burner.wait()
     assert _scores(course) == scores
     assert [(o.student, o.lesson, o.score, o.error) for o in loaded] == [(o.student, o.lesson, o.score, o.error) for o in quiet]
-    assert all(o.score == o.max_score > 0 for o in quiet), [(o.student, o.lesson, o.score, o.problems) for o in quiet]
+    by_hand = {"05-alpha-beta": 1}  # lesson 5's written answer: graded by a person, not here
+    assert all(o.score == o.max_score - by_hand.get(o.lesson, 0) > 0 for o in quiet), \
+        [(o.student, o.lesson, o.score, o.problems) for o in quiet]
