@@ -161,16 +161,24 @@ def _failure(call: str, problem: str, picture: list[str], *, expected: Any, got:
     return CheckFailed("\n".join(lines).rstrip())
 
 
+@functools.lru_cache(maxsize=4096)
+def _not_the_student_s(filename: str) -> bool:
+    """True if `filename` is this package's, ``ttt``'s, or an installed library's (not the student's)."""
+    if not filename or filename.startswith("<"):
+        return False
+    name = str(Path(filename).resolve())
+    ours = (str(Path(__file__).resolve().parent), str(Path(ref.__file__).resolve().parent))
+    return name.startswith(ours) or "site-packages" in name or "/lib/python" in name
+
+
 def _student_line(error: BaseException) -> str:
     """Return 'line N of f: <code>' for the innermost frame of the error in the student's code."""
-    here = str(Path(__file__).resolve().parent)
-    package = str(Path(ref.__file__).resolve().parent)
-    for frame in reversed(traceback.extract_tb(error.__traceback__)):
-        name = str(Path(frame.filename).resolve()) if frame.filename and not frame.filename.startswith("<") else frame.filename
-        if name.startswith(here) or name.startswith(package) or "site-packages" in name or "/lib/python" in name:
+    for frame, line in reversed(list(traceback.walk_tb(error.__traceback__))):
+        code = frame.f_code
+        if _not_the_student_s(code.co_filename):
             continue
-        code = frame.line or linecache.getline(frame.filename, frame.lineno).strip()
-        return f"in {frame.name}, line {frame.lineno}: {code}"
+        text = linecache.getline(code.co_filename, line, frame.f_globals).strip()
+        return f"in {code.co_name}, line {line}: {text}"
     return ""
 
 
@@ -389,18 +397,26 @@ def _reference_off(functions: Sequence[Callable]) -> Iterator[None]:
                 trap = _trap.__code__.replace(co_name=_label(f))
                 swapped.append((f, f.__code__))
                 f.__code__ = trap
-        trapped = {id(f) for f in functions}
-        for holder, attr, value in _cache_sites(_modules_key()) if trapped else ():
-            if id(_plain(getattr(value, "__func__", value))) in trapped:
-                patched.append((holder, attr, value))
-                trap = _trap_for(value)
-                setattr(holder, attr, staticmethod(trap) if isinstance(value, staticmethod) else trap)
+        for holder, attr, value, trap in _trapped_sites(frozenset(id(f) for f in functions), _modules_key()):
+            patched.append((holder, attr, value))
+            setattr(holder, attr, trap)
         yield
     finally:
         for f, code in swapped:
             f.__code__ = code
         for holder, attr, value in patched:
             setattr(holder, attr, value)
+
+
+@functools.lru_cache(maxsize=64)
+def _trapped_sites(trapped: frozenset, modules: frozenset) -> tuple[tuple[Any, str, Any, Any], ...]:
+    """Return (holder, attribute, cache, trap) for each cache site in front of a trapped function."""
+    sites = []
+    for holder, attr, value in _cache_sites(modules) if trapped else ():
+        if id(_plain(getattr(value, "__func__", value))) in trapped:
+            trap = _trap_for(value)
+            sites.append((holder, attr, value, staticmethod(trap) if isinstance(value, staticmethod) else trap))
+    return tuple(sites)
 
 
 def _trap_for(wrapper: Any) -> Callable:
@@ -1627,11 +1643,14 @@ def check_win_block(win_block: Callable) -> str:
 
 
 def _square_or_none(action: Any) -> Optional[int]:
-    """Return the square 0-8 of an action (i, j), or None if it is not one."""
-    try:
-        i, j = action
-    except (TypeError, ValueError):
+    """Return the square 0-8 of an action (i, j), or None if it is not one.
+
+    Only a tuple or list is unpacked: unpacking any other object would run its own code
+    (``__iter__``, ``__getitem__``) here, outside the guard around the student's function.
+    """
+    if not isinstance(action, (tuple, list)) or len(action) != 2:
         return None
+    i, j = action
     if isinstance(i, bool) or isinstance(j, bool) or not isinstance(i, int) or not isinstance(j, int):
         return None
     if not (0 <= i <= 2 and 0 <= j <= 2):

@@ -84,6 +84,21 @@ def adapters(kind: str, f):
 
 CALLABLES = checks.public_callables()
 SECONDS = 10  # what a check may take on one callable: past it, the callable scores zero as a timed-out cell does
+_EVERY = checks._positions()
+# A check narrowed to some positions fails only if the whole check fails: a callable is first
+# checked on these, and on everything only if it passes here (so the answer is the whole check's).
+SAMPLE = tuple(_EVERY[:40]) + tuple(p for p in _EVERY if ref.terminal(ref.from_text(p)))[:40]
+
+
+def refused(check, student) -> bool:
+    """True if `check` refuses `student`: on the sample of positions, else on all of them."""
+    for only in (SAMPLE, None):
+        try:
+            with checks._focused(only), checks._deadline(SECONDS):  # a search of a whole nine-board game would not end
+                check(student)
+        except (CheckFailed, NotImplementedError, checks._OutOfTime):
+            return True
+    return False
 
 
 def test_every_module_s_public_callables_are_handed_in():
@@ -95,20 +110,42 @@ def test_every_module_s_public_callables_are_handed_in():
 
 
 @pytest.mark.slow
+@pytest.mark.filterwarnings("ignore")  # callables handed the wrong arguments warn about them
 @pytest.mark.parametrize("kind", sorted(CHECKS))
 def test_every_public_callable_is_refused_by_every_check(kind, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)  # a callable that writes files writes them here
     random.seed(0)
-    accepted = []
-    for f in CALLABLES:
-        for how, student in adapters(kind, f):
-            try:
-                with checks._deadline(SECONDS):  # a search of a whole nine-board game would not end
-                    CHECKS[kind](student)
-            except (CheckFailed, NotImplementedError, checks._OutOfTime):
-                continue
-            accepted.append(f"{f.__module__}.{f.__qualname__} ({how})")
+    accepted = [f"{f.__module__}.{f.__qualname__} ({how})"
+                for f in CALLABLES for how, student in adapters(kind, f) if not refused(CHECKS[kind], student)]
     assert accepted == []
+
+
+_LINES = ((0, 1, 2), (3, 4, 5), (6, 7, 8), (0, 3, 6), (1, 4, 7), (2, 5, 8), (0, 4, 8), (2, 4, 6))
+
+
+def _cells(board):
+    return "".join(cell or "." for row in board for cell in row)
+
+
+def _terminal(board):
+    cells = _cells(board)
+    return "." not in cells or any(cells[a] != "." and cells[a] == cells[b] == cells[c] for a, b, c in _LINES)
+
+
+def test_the_sample_is_a_shortcut_not_a_weaker_check():
+    """A function wrong on a sampled position is refused there; one right on the sample but wrong
+    elsewhere passes the sample and is refused by the whole check; a right one passes both."""
+    last = _EVERY[-1]
+    assert last not in SAMPLE
+
+    def wrong_off_the_sample(board):
+        return not _terminal(board) if _cells(board) == last else _terminal(board)
+
+    with checks._focused(SAMPLE):
+        CHECKS["terminal"](wrong_off_the_sample)
+    assert refused(CHECKS["terminal"], wrong_off_the_sample)
+    assert refused(CHECKS["terminal"], lambda board: False)
+    assert not refused(CHECKS["terminal"], _terminal)
 
 
 # -- the delegations students found, in the hidden checks and the visible tests --------------
