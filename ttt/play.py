@@ -7,8 +7,14 @@ person), the last move and the outcome, and it refuses an illegal move with the 
     >>> from ttt.games.classic import TicTacToe
     >>> from ttt import agents
     >>> session = Session(TicTacToe(), {"X": None, "O": agents.make("minimax")})
-    >>> session.play(4); session.play_computer()
-    >>> play_game(TicTacToe(), agents.make("win-block"), agents.make("minimax"))   # None: a draw
+    >>> session.play(4)                      # you, X, take the centre: the new state
+    '....X....'
+    >>> session.play_computer()              # perfect play answers in a corner
+    0
+    >>> session.state, session.over
+    ('O...X....', False)
+    >>> print(play_game(TicTacToe(), agents.make("win-block"), agents.make("minimax")))  # None: a draw
+    None
 """
 
 from __future__ import annotations
