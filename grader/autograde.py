@@ -39,6 +39,9 @@ from grader.nbconfig import STATE, grading_config
 from grader.course import CELL_TIMEOUT
 
 BLANK_NOTE = "**Not graded as submitted.**"
+# jupyter_client's words when a kernel does not answer its first request: on a loaded machine
+# the kernel can be slow to start, so the unit is graded again rather than graded blank
+KERNEL_NOT_STARTED = ("Kernel died before replying to kernel_info", "Kernel didn't respond")
 SERIOUS = {"KernelDied", "CellTimeoutError", "NotebookTimeLimit", "KernelNotRun", "MemoryError", "ReferenceSolutionError",
            "SyntaxError", "IndentationError", "SystemExit", "RecursionError"}
 LOG_PROBLEMS = [  # nbgrader's warnings, and what they mean for the instructor
@@ -450,6 +453,11 @@ def grade_unit(student: str, lesson: str, *, last: bool = False) -> dict:
     try:
         problems, print_ = stage(w["course"], student, lesson, into=staged, coursedir=w["master"])
         result = api.autograde(lesson, student, force=True, create=True)
+        for _ in range(2):  # a kernel that did not start is the machine's trouble, never the submission's
+            if result["success"] or not any(words in _failure(result) for words in KERNEL_NOT_STARTED):
+                break
+            shutil.rmtree(out, ignore_errors=True)
+            result = api.autograde(lesson, student, force=True, create=True)
         if not result["success"]:
             failure = _failure(result)
             why = f"nbgrader could not grade the submission ({failure})"
