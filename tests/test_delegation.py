@@ -13,6 +13,7 @@ import textwrap
 import pytest
 
 import grader
+import oracle
 import ttt
 import ttt.tictactoe as ref
 from grader import checks
@@ -120,16 +121,9 @@ def test_every_public_callable_is_refused_by_every_check(kind, tmp_path, monkeyp
     assert accepted == []
 
 
-_LINES = ((0, 1, 2), (3, 4, 5), (6, 7, 8), (0, 3, 6), (1, 4, 7), (2, 5, 8), (0, 4, 8), (2, 4, 6))
-
-
-def _cells(board):
-    return "".join(cell or "." for row in board for cell in row)
-
-
 def _terminal(board):
-    cells = _cells(board)
-    return "." not in cells or any(cells[a] != "." and cells[a] == cells[b] == cells[c] for a, b, c in _LINES)
+    """The independent oracle's answer: the game is over."""
+    return oracle.over(tuple(cell for row in board for cell in row))
 
 
 def test_the_sample_is_a_shortcut_not_a_weaker_check():
@@ -139,7 +133,8 @@ def test_the_sample_is_a_shortcut_not_a_weaker_check():
     assert last not in SAMPLE
 
     def wrong_off_the_sample(board):
-        return not _terminal(board) if _cells(board) == last else _terminal(board)
+        cells = tuple(cell for row in board for cell in row)
+        return not _terminal(board) if oracle.to_text(cells) == last else _terminal(board)
 
     with checks._focused(SAMPLE):
         CHECKS["terminal"](wrong_off_the_sample)
