@@ -52,6 +52,7 @@ import ttt.tictactoe as ref
 from ttt import search
 from ttt.agents import classic as ref_players
 from ttt.games import bigboard, classic, nineboard
+from ttt.games.base import Game
 
 ALPHABETA_CALLS_FRACTION = 0.4  # alpha-beta may call result at most this share of minimax's calls
 
@@ -1194,7 +1195,7 @@ def prunes(function: Callable, state: Any, depth: int, *, seconds: float = 10) -
     """
     namespace = getattr(_plain(function), "__globals__", {})
     game = namespace.get("game")
-    if game is None or not callable(getattr(game, "play", None)):
+    if not isinstance(game, Game):
         return None
     counting = _CountingPlays(game)
     try:

@@ -210,13 +210,13 @@ def test_a_recorded_minimax_shows_backed_up_values_and_its_best_path_in_bold():
     trace = _recorded_minimax("XOX/.O./X..")
     tree = build_tree(trace.events)
     exact = {i: search.minimax(GAME, n.state).value for i, n in tree.items()}
-    from ttt.draw import backed_up_values, best_path
+    from ttt.trace import backed_up_values
 
     assert backed_up_values(tree) == exact  # every leaf is known: every node gets its minimax value
     nodes, _ = statements(draw_tree(trace))
     for i, attrs in board_nodes(nodes).items():
         assert f"v = {exact[i]:g}" in attrs["label"], i
-    path = best_path(tree, exact)
+    path = trace.principal_variation()
     assert path[0] == 0 and len(path) > 1 and all(exact[i] == exact[0] == -1 for i in path)
     assert {i for i, a in board_nodes(nodes).items() if "bold" in a["style"]} == set(path)
     tree[max(tree)].done = False  # one leaf unknown: its ancestors get no value

@@ -13,7 +13,6 @@ Each lesson is its own course directory, so the autograde runs go two at a time.
 from __future__ import annotations
 
 import re
-import shutil
 import time
 from pathlib import Path
 

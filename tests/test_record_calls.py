@@ -170,9 +170,9 @@ def test_a_recorded_alphabeta_shows_its_own_cut_offs():
         assert set(e.skipped) | tried == set(classic.moves(node.state)) and not set(e.skipped) & tried
     assert trace.node_count < 34  # fewer than minimax's 34
     assert trace.wrong_values() == {}  # values at nodes with a cut-off below may be bounds: not "wrong"
-    from ttt.draw import counts, step_sentence
+    from ttt.draw import step_sentence
 
-    assert counts(trace, len(trace))["cutoffs"] == len(cutoffs)
+    assert trace.counts(len(trace))["cutoffs"] == len(cutoffs)
     k = trace.events.index(cutoffs[0]) + 1
     assert "your search never tried" in step_sentence(trace, k)
     assert "prunedstub" in draw_tree(trace).source

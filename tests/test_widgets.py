@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 
-from ttt.draw import _value_text, counts, step_sentence
+from ttt.draw import _value_text, step_sentence
 from ttt.games.classic import LINES, TicTacToe, parse_board
 from ttt.search import Cutoff, Enter, Exit, Leaf
 from ttt.tictactoe import from_text, result, terminal, utility
@@ -234,7 +234,7 @@ def test_the_explorer_data_at_step_k_is_exactly_the_first_k_events(board, algori
                 assert n["enter"] > k
         step = data["steps"][k - 1]
         assert step["sentence"] == step_sentence(trace, k)
-        c = counts(trace, k)
+        c = trace.counts(k)
         assert step["counts"] == [c["nodes"], c["cutoffs"], c["pruned"]]
         assert step["node"] == trace.events[k - 1].node
     assert data["pv"] == trace.principal_variation()

@@ -32,12 +32,6 @@ class UsageError(Exception):
 
 # --- ttt play --------------------------------------------------------------------------------
 
-INSTRUCTIONS = """\
-Tic-tac-toe: take turns placing your mark; three in a row (across, down or diagonally) wins.
-X moves first. Type the number of a free square and press Enter; Ctrl-D or Ctrl-C quits.
-"""
-
-
 def _player_for(name: Optional[str], game: str, seed: Optional[int], *, seconds: Optional[float] = None) -> Callable[[Any], Any]:
     name = name or DEFAULT_AI.get(game, "default")
     if seconds is not None and not seconds > 0:
@@ -70,7 +64,7 @@ def cmd_play(args: argparse.Namespace, stdin: TextIO = sys.stdin, stdout: TextIO
     game = get_game(args.game)
     ai = _player_for(args.ai, args.game, args.seed, seconds=getattr(args, "time", None))
     out = stdout.write
-    out(getattr(game, "instructions", INSTRUCTIONS) + "\n")
+    out(game.instructions + "\n")
     try:
         side = args.side
         if side == "random":
@@ -83,13 +77,13 @@ def cmd_play(args: argparse.Namespace, stdin: TextIO = sys.stdin, stdout: TextIO
         out(f"The computer ({ai.__name__}) plays {'O' if side == 'X' else 'X'}.\n")
         session = Session(game, {side: None, ("O" if side == "X" else "X"): ai})
         while not session.over:
-            out("\n" + _numbered(game, session.state) + "\n")
+            out("\n" + game.format_numbered(session.state) + "\n")
             if session.computer_to_move:
                 move = session.play_computer()
                 out(f"The computer takes {game.move_name(move)}.\n")
             else:
                 session.play(_ask_move(game, session.state, stdin, stdout))
-        out("\n" + _numbered(game, session.state) + "\n")
+        out("\n" + game.format_numbered(session.state) + "\n")
         won = session.winner
         if won is None:
             out("It's a tie!\n")
@@ -103,11 +97,6 @@ def cmd_play(args: argparse.Namespace, stdin: TextIO = sys.stdin, stdout: TextIO
         return 0
 
 
-def _numbered(game: Any, state: Any) -> str:
-    """Return the board as text, free squares numbered where the game can draw it so."""
-    return getattr(game, "format_numbered", game.format)(state)
-
-
 def _side(text: str) -> str:
     """Return 'X', 'O' or 'random' from what was typed after --as, in any case."""
     return text.upper() if text.upper() in ("X", "O") else text.lower()
@@ -115,7 +104,7 @@ def _side(text: str) -> str:
 
 def _ask_move(game: Any, state: Any, stdin: TextIO, stdout: TextIO) -> Any:
     """Return a legal move typed by the player, asking again (with the reason) until it is one."""
-    prompt = getattr(game, "move_prompt", "Your move (0-8): ")
+    prompt = game.move_prompt
     while True:
         text = _ask(prompt, stdin, stdout)
         try:
@@ -188,7 +177,7 @@ def cmd_tree(args: argparse.Namespace, stdout: Optional[TextIO] = None) -> int:
     if args.algorithm == "depth-limited":
         if args.depth is None:
             raise UsageError("--algorithm depth-limited needs --depth D, the number of moves to look ahead")
-        if not hasattr(game, "evaluate"):
+        if game.evaluate is None:
             raise UsageError(
                 f"{game.name} has no heuristic for a depth-limited search; use minimax or alphabeta "
                 "(the 3x3 game is small enough to search to the end), or --game nine-board / ultimate"

@@ -7,7 +7,8 @@ a cut-off is a dashed grey edge to a stub naming the moves it skipped; the princ
 is bold. Building the DOT text needs no ``dot`` program; only rendering does.
 
 `step_sentence` says in words what one event of the search did (the explorer in
-``ttt.widgets`` shows it at each step); `counts` says how far the search has got.
+``ttt.widgets`` shows it at each step). What a trace means (its principal variation, backed-up
+values, counts) is the trace's own business (``ttt.trace``); this module only draws it.
 """
 
 from __future__ import annotations
@@ -19,8 +20,8 @@ from typing import Any, Optional
 
 import graphviz
 
-from ttt.search import Cutoff, Enter, Event, Exit, Leaf
-from ttt.trace import ALGORITHMS, Trace, TraceNode, TreeBuilder, build_tree
+from ttt.search import Cutoff, Enter, Event, Leaf
+from ttt.trace import Trace, TraceNode, TreeBuilder, backed_up_values, build_tree
 
 MAX_FILL = "#dbe9f6"  # MAX nodes: pale blue
 MIN_FILL = "#fbe3d6"  # MIN nodes: pale orange
@@ -77,53 +78,6 @@ def _value_text(node: TraceNode, *, known: bool = True) -> str:
     return "v = ?"
 
 
-def backed_up_values(nodes: dict[int, TraceNode]) -> dict[int, float]:
-    """Return node id -> value for every node whose value the recorded tree decides (AIMA Fig. 5.2).
-
-    A game-over leaf has its recorded value; an inner node has the largest (MAX) or smallest
-    (MIN) of its children's values, but only when every child, and so every leaf below it, has
-    one. For a search recorded through its calls (only game-over values known), this is the
-    minimax value of each finished subtree as the recording shows it.
-    """
-    values: dict[int, float] = {}
-    for i in sorted(nodes, key=lambda i: -nodes[i].depth):  # children before parents
-        node = nodes[i]
-        if not node.children:
-            if node.done and node.value is not None:
-                values[i] = node.value
-        elif all(c in values for c in node.children):
-            found = [values[c] for c in node.children]
-            values[i] = max(found) if node.maximizing else min(found)
-    return values
-
-
-def best_path(nodes: dict[int, TraceNode], values: dict[int, float], chosen: Any = None) -> list[int]:
-    """Return node ids from the root, each step to the first child whose backed-up value is its parent's.
-
-    With `chosen` (the move a recorded search returned at the root), the first step is that move.
-    """
-    if not nodes or (min(nodes) not in values and chosen is None):
-        return []
-    path = [min(nodes)]
-    first = [c for c in nodes[path[0]].children if chosen is not None and nodes[c].move == chosen]
-    if first:
-        path.append(first[0])
-    while path[-1] in values:
-        node = nodes[path[-1]]
-        nxt = [c for c in node.children if values.get(c) == values[node.id]]
-        if not nxt:
-            return path
-        path.append(nxt[0])
-    return path
-
-
-def _path(trace: Trace, nodes: dict[int, TraceNode], known: bool) -> list[int]:
-    """Return the bold path: the principal variation, or for a recorded search without values, `best_path`."""
-    if known:
-        return trace.principal_variation()
-    return best_path(nodes, backed_up_values(nodes), trace.chosen)
-
-
 WRONG = "#c0392b"  # a value the student's search got wrong
 
 
@@ -151,46 +105,20 @@ def _caption(trace: Trace, nodes: dict[int, TraceNode]) -> str:
     return r"\n".join(parts)
 
 
-def reports_values(trace: Trace) -> bool:
-    """Return True if the trace's search reports the values of inner nodes (it has Exit events)."""
-    return trace.algorithm in ALGORITHMS or any(isinstance(e, Exit) for e in trace.events)
-
-
 def _window_text(node: TraceNode) -> str:
     return f"α={number(node.alpha)}  β={number(node.beta)}"
-
-
-def has_windows(trace: Trace) -> bool:
-    """Return True if the trace's search keeps an alpha-beta window worth showing."""
-    if trace.algorithm in ("alphabeta", "depth-limited"):
-        return True
-    return any(
-        isinstance(e, (Enter, Exit, Cutoff)) and (e.alpha != -math.inf or e.beta != math.inf) for e in trace.events
-    )
 
 
 # --- boards ------------------------------------------------------------------------------------
 
 
-def _grid(game: Any, state: Any) -> Optional[list[list[str]]]:
-    """Return the board as rows of one-character squares if ``game.format`` draws a grid."""
-    rows = [line.split() for line in game.format(state).splitlines() if line.strip()]
-    if len(rows) >= 2 and len({len(r) for r in rows}) == 1 and all(len(t) == 1 for r in rows for t in r):
-        return rows
-    return None
-
-
 def board_label(game: Any, state: Any, move: Any = None) -> str:
     """Return a board as an HTML-like graphviz TABLE (without the outer ``<`` ``>``).
 
-    A game may draw its own boards with a ``board_label(state, move)`` method; otherwise a
-    board that ``game.format`` writes as a grid of single characters becomes a grid of squares
-    (the square just played, `move`, shaded), and any other board its text in a fixed font.
+    A board the game draws as a grid (``game.grid``) becomes a grid of squares (the square just
+    played, `move`, shaded); any other board is its text in a fixed font.
     """
-    own = getattr(game, "board_label", None)
-    if callable(own):
-        return own(state, move)
-    rows = _grid(game, state)
+    rows = game.grid(state)
     if rows is None:
         lines = "".join(f"{html.escape(line)}<BR ALIGN=\"LEFT\"/>" for line in game.format(state).splitlines())
         return f'<TABLE BORDER="0" CELLPADDING="1"><TR><TD><FONT FACE="Courier" POINT-SIZE="9">{lines}</FONT></TD></TR></TABLE>'
@@ -279,7 +207,7 @@ def draw_board(board: Any, *, game: Any = None, highlight: tuple = ()) -> BoardP
     `game`, any state of that game (drawn as ``game.format(state)``). Raises InvalidBoardError
     saying why for a board that is not one. `highlight` shades squares (a winning line, say).
     """
-    if game is not None and getattr(game, "name", "") != "tictactoe":
+    if game is not None and game.grid(game.initial()) is None:
         return TextPicture(game.format(board))
     from ttt.games.classic import parse_board
 
@@ -376,10 +304,10 @@ def _tree_digraph(
     game = trace.game
     nodes = build_tree(trace.events)
     plan = _plan(nodes, max_depth=max_depth, max_nodes=max_nodes)
-    windows = has_windows(trace)
-    known = reports_values(trace)
+    windows = trace.has_windows
+    known = trace.reports_values
     backed = {} if known or slots else backed_up_values(nodes)
-    pv = set(_path(trace, nodes, known)) if not slots else set()
+    pv = set(trace.principal_variation()) if not slots else set()
     wrong = trace.wrong_values()
     dot = TreeDrawing(name="search", comment=f"{trace.algorithm} search tree")
     dot.attr("graph", rankdir="TB", nodesep="0.12", ranksep="0.3", fontname="Helvetica", fontsize="11")
@@ -455,7 +383,7 @@ def draw_tree(trace: Trace, *, max_depth: Optional[int] = None, max_nodes: Optio
     leaves, `backed_up_values`, where every leaf below is known), and for
     alpha-beta its window α, β as the node was left. Edges carry the move; a cut-off is a
     dashed grey edge (id ``pruned<node>``, class ``pruned``) to a stub naming the skipped
-    moves; the principal variation (for a recorded search, `best_path`) is bold. Nodes deeper
+    moves; the principal variation (``Trace.principal_variation``) is bold. Nodes deeper
     than `max_depth`, or beyond the first
     `max_nodes` in search order, are replaced by a "… N more" stub under their nearest drawn
     ancestor, and the graph's title says how many nodes are shown. Node ids are ``n<node>``
@@ -477,16 +405,6 @@ def render_svg(dot: graphviz.Digraph) -> str:
 # --- words for the step-by-step view ------------------------------------------------------
 
 
-def counts(trace: Trace, k: int) -> dict[str, int]:
-    """Return how far the search is after `k` events: nodes visited, cut-offs, moves pruned."""
-    events = trace.events[: max(0, k)]
-    return {
-        "nodes": sum(isinstance(e, Enter) for e in events),
-        "cutoffs": sum(isinstance(e, Cutoff) for e in events),
-        "pruned": sum(len(e.skipped) for e in events if isinstance(e, Cutoff)),
-    }
-
-
 def step_sentence(trace: Trace, k: int) -> str:
     """Return one sentence saying what the `k`-th event (1-based) of the search did.
 
@@ -497,13 +415,13 @@ def step_sentence(trace: Trace, k: int) -> str:
     if k <= 0 or not events:
         return "Before the search: press Step to start at the root." if events else "No search was recorded."
     k = min(k, len(events))
-    return event_sentence(trace.game, events[k - 1], build_tree(events[:k]), windows=has_windows(trace))
+    return event_sentence(trace.game, events[k - 1], build_tree(events[:k]), windows=trace.has_windows)
 
 
 def step_sentences(trace: Trace) -> list[str]:
     """Return `step_sentence(trace, k)` for k = 1 .. len(trace), in one pass over the events."""
     builder = TreeBuilder()
-    windows = has_windows(trace)
+    windows = trace.has_windows
     found = []
     for event in trace.events:
         builder.apply(event)

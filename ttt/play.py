@@ -72,9 +72,7 @@ class Session:
     @property
     def outcome(self) -> Optional[str]:
         """Return 'X' or 'O' (the winner), 'draw', or None while the game goes on."""
-        if not self.over:
-            return None
-        return self.winner or "draw"
+        return self.game.outcome(self.state)
 
     @property
     def computer_to_move(self) -> bool:

@@ -279,15 +279,10 @@ def iterative_deepening(
         cutoffs += run.cutoffs
         best = SearchResult(value, move, nodes, cutoffs, depth)
         previous = move
-        if not run.reached_limit or abs(value) >= _decided(game) or time.perf_counter() > deadline:
+        if not run.reached_limit or abs(value) >= game.win_value or time.perf_counter() > deadline:
             break
     assert best is not None
     return SearchResult(best.value, best.move, nodes, cutoffs, best.depth)
-
-
-def _decided(game: Game) -> float:
-    """Return the smallest |value| that means the game is won or lost (a true utility)."""
-    return getattr(game, "win_value", 1)
 
 
 # --- Monte Carlo tree search -----------------------------------------------------------------

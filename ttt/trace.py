@@ -3,7 +3,9 @@
 A `Recorder` is a tracer for any search in ``ttt.search``; `record` runs a search with one and
 returns a `Trace`. `record_calls` records a *student's own* search instead, by watching the
 calls it makes to ``result`` (and ``utility``) in a notebook's namespace. Either way, the
-drawings (``ttt.draw``) and the explorer (``ttt.widgets``) read the same `Trace`.
+drawings (``ttt.draw``) and the explorer (``ttt.widgets``) read the same `Trace`, and every
+question about it is answered here: its tree, its principal variation, the values backed up
+from its leaves, its counts at each step, the values it got wrong.
 """
 
 from __future__ import annotations
@@ -121,18 +123,57 @@ class Trace:
         """Return the tree the events describe, node id -> node (the root is node 0)."""
         return build_tree(self.events)
 
+    @property
+    def reports_values(self) -> bool:
+        """Return True if the search reports the values of inner nodes (it has Exit events)."""
+        return self.algorithm in ALGORITHMS or any(isinstance(e, Exit) for e in self.events)
+
+    @property
+    def has_windows(self) -> bool:
+        """Return True if the search keeps an alpha-beta window worth showing."""
+        if self.algorithm in ("alphabeta", "depth-limited"):
+            return True
+        return any(
+            isinstance(e, (Enter, Exit, Cutoff)) and (e.alpha != -math.inf or e.beta != math.inf) for e in self.events
+        )
+
     def principal_variation(self) -> list[int]:
-        """Return the node ids from the root along best moves, as far as values are known."""
+        """Return the node ids from the root along best moves, as far as they are known: the bold path.
+
+        A search that reports values names each node's best move. For a search recorded through
+        its calls (only game-over values known), the path starts with the move its code chose at
+        the root (`chosen`) and goes on, each step, to the first child whose backed-up value
+        (`backed_up_values`) is its parent's.
+        """
         nodes = self.nodes
         if not nodes:
             return []
-        path = [min(nodes)]
+        root = min(nodes)
+        known = self.reports_values
+        values = {} if known else backed_up_values(nodes)
+        if not known and root not in values and self.chosen is None:
+            return []
+        path = [root]
+        if not known:
+            path += [c for c in nodes[root].children if self.chosen is not None and nodes[c].move == self.chosen][:1]
         while True:
             node = nodes[path[-1]]
-            nxt = [c for c in node.children if nodes[c].move == node.best_move and node.best_move is not None]
-            if not node.done or not nxt:
+            if known:
+                nxt = [c for c in node.children if node.done and node.best_move is not None and nodes[c].move == node.best_move]
+            else:
+                nxt = [c for c in node.children if node.id in values and values.get(c) == values[node.id]]
+            if not nxt:
                 return path
             path.append(nxt[0])
+
+    def counts(self, k: int) -> dict[str, int]:
+        """Return how far the search is after `k` events: nodes visited, cut-offs, moves pruned."""
+        events = self.events[: max(0, k)]
+        return {
+            "nodes": sum(isinstance(e, Enter) for e in events),
+            "cutoffs": sum(isinstance(e, Cutoff) for e in events),
+            "pruned": sum(len(e.skipped) for e in events if isinstance(e, Cutoff)),
+        }
 
     def wrong_values(self) -> dict[int, tuple[float, float]]:
         """Return node id -> (value the search gave it, its true value) where those differ.
@@ -192,6 +233,26 @@ def build_tree(events: list[Event]) -> dict[int, TraceNode]:
 ALGORITHMS = ("minimax", "alphabeta", "depth-limited")
 
 
+def backed_up_values(nodes: dict[int, TraceNode]) -> dict[int, float]:
+    """Return node id -> value for every node whose value the recorded tree decides (AIMA Fig. 5.2).
+
+    A game-over leaf has its recorded value; an inner node has the largest (MAX) or smallest
+    (MIN) of its children's values, but only when every child, and so every leaf below it, has
+    one. For a search recorded through its calls (only game-over values known), this is the
+    minimax value of each finished subtree as the recording shows it.
+    """
+    values: dict[int, float] = {}
+    for i in sorted(nodes, key=lambda i: -nodes[i].depth):  # children before parents
+        node = nodes[i]
+        if not node.children:
+            if node.done and node.value is not None:
+                values[i] = node.value
+        elif all(c in values for c in node.children):
+            found = [values[c] for c in node.children]
+            values[i] = max(found) if node.maximizing else min(found)
+    return values
+
+
 def record(
     game: Game,
     state: Any,
@@ -216,7 +277,7 @@ def record(
     elif algorithm == "depth-limited":
         if depth is None:
             raise ValueError("depth-limited search needs a depth, for example depth=2")
-        evaluate = evaluate or getattr(game, "evaluate", None)
+        evaluate = evaluate or game.evaluate
         if evaluate is None:
             raise ValueError(f"{game.name} has no evaluate(state); pass evaluate=...")
         result = search.depth_limited(game, state, depth=depth, evaluate=evaluate, order=order, tracer=recorder)

@@ -2,21 +2,31 @@
 
 States are immutable and hashable (strings or tuples), so search can memoize them. X always
 moves first and is MAX; O is MIN. ``utility`` is from X's point of view.
+
+A game declares what callers may need to know about it (`win_value`, whether it has a
+heuristic `evaluate`, its `instructions` and `move_prompt`) and inherits sensible defaults for
+the optional parts (`format_numbered`, `grid`, `outcome`) by subclassing `Game`, so no caller
+has to probe a game with ``getattr`` or test its name.
 """
 
 from __future__ import annotations
 
-from typing import Hashable, Protocol, Sequence, TypeVar
+from typing import Callable, ClassVar, Hashable, Optional, Protocol, Sequence, TypeVar, runtime_checkable
 
 Player = str  # 'X' or 'O'
 State = TypeVar("State", bound=Hashable)
 Move = TypeVar("Move", bound=Hashable)
 
 
+@runtime_checkable
 class Game(Protocol[State, Move]):
     """A two-player, zero-sum, perfect-information game on immutable states."""
 
-    name: str
+    name: ClassVar[str]
+    win_value: ClassVar[float] = 1  # the smallest |utility| of a game that is won or lost
+    evaluate: ClassVar[Optional[Callable[..., float]]] = None  # a heuristic value for X, if the game has one
+    instructions: ClassVar[str] = ""  # how to play, shown before a game in the terminal
+    move_prompt: ClassVar[str] = "Your move: "  # what the terminal asks a person for
 
     def initial(self) -> State:
         """Return the starting position."""
@@ -53,3 +63,19 @@ class Game(Protocol[State, Move]):
 
     def parse_move(self, state: State, text: str) -> Move:
         """Return the move a person typed in `state`; raise InvalidActionError saying why not."""
+
+    # --- with defaults: a game overrides them where it can do better ---------------------------
+
+    def format_numbered(self, state: State) -> str:
+        """Return `state` as text with the free squares a person may type numbered (default: `format`)."""
+        return self.format(state)
+
+    def grid(self, state: State) -> Optional[tuple[str, ...]]:
+        """Return the board as rows of one-character squares, if it is drawn as one grid (else None)."""
+        return None
+
+    def outcome(self, state: State) -> Optional[str]:
+        """Return how the game ended: 'X' or 'O' (the winner) or 'draw'; None while it goes on."""
+        if not self.is_terminal(state):
+            return None
+        return self.winner(state) or "draw"

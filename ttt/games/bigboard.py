@@ -25,6 +25,7 @@ from functools import lru_cache
 from typing import Callable, NamedTuple, Optional, Sequence
 
 from ttt.errors import InvalidActionError, InvalidBoardError
+from ttt.games.base import Game
 from ttt.games.classic import LINES, check_counts, free_squares, other, winner, winning_squares
 
 Squares = str  # 81 characters: board b, cell c at 9*b + c; 'X', 'O' or '.'
@@ -224,7 +225,7 @@ def board_moves(board: int, small: Small) -> tuple[Move, ...]:
     return tuple((board, c) for c in free_cells(small))
 
 
-class BigBoardGame:
+class BigBoardGame(Game[BigState, Move]):
     """The rules both big-board games share, on the game protocol (``ttt.games.base.Game``).
 
     A game fills in `winner` and `is_closed` (may a player still play on this small board?);
@@ -248,6 +249,14 @@ class BigBoardGame:
     def check_position(self, squares: Squares) -> None:
         """Raise InvalidBoardError if no game reaches these squares."""
         check_counts(squares)
+
+    def winning_line(self, state: BigState) -> tuple[int, ...]:
+        """Return the squares (``9 * board + cell``) of the line that won the game; () if none has."""
+        raise NotImplementedError
+
+    def owners(self, state: BigState) -> tuple[str, ...]:
+        """Return who holds each small board, 'X', 'O' or '' (default: boards are never held)."""
+        return ("",) * 9
 
     # --- the protocol ---
     def initial(self) -> BigState:

@@ -14,6 +14,7 @@ from functools import lru_cache
 from typing import Sequence
 
 from ttt.errors import InvalidActionError, InvalidBoardError
+from ttt.games.base import Game
 
 Board = str  # nine characters row by row: 'X', 'O' or '.'
 Square = int  # 0-8, row by row
@@ -278,11 +279,18 @@ def reachable_positions() -> tuple[Board, ...]:
     return tuple(seen)
 
 
-class TicTacToe:
+INSTRUCTIONS = """\
+Tic-tac-toe: take turns placing your mark; three in a row (across, down or diagonally) wins.
+X moves first. Type the number of a free square and press Enter; Ctrl-D or Ctrl-C quits.
+"""
+
+
+class TicTacToe(Game[Board, Square]):
     """Classic 3x3 tic-tac-toe on the game protocol (``ttt.games.base.Game``)."""
 
     name = "tictactoe"
-    initial_board = EMPTY_BOARD
+    instructions = INSTRUCTIONS
+    move_prompt = "Your move (0-8): "
 
     def initial(self) -> Board:
         return EMPTY_BOARD
@@ -306,6 +314,11 @@ class TicTacToe:
     @staticmethod
     def format_numbered(board: Board) -> str:
         return format_board(board, numbered=True)
+
+    @staticmethod
+    def grid(board: Board) -> tuple[str, ...]:
+        """Return the board's three rows, three squares each."""
+        return (board[0:3], board[3:6], board[6:9])
 
     @staticmethod
     def move_name(square: Square) -> str:

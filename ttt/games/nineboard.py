@@ -32,7 +32,7 @@ from ttt.games.bigboard import (
     to_move,
     winning_cells,
 )
-from ttt.games.classic import moved_last
+from ttt.games.classic import completed_lines, moved_last
 
 INSTRUCTIONS = f"""\
 Nine-board tic-tac-toe (the CSC 242 write-up): nine small boards. The cell you play in sends your opponent
@@ -150,6 +150,14 @@ class NineBoard(BigBoardGame):
 
     def is_terminal(self, state: BigState) -> bool:
         return winner_of(state.squares) is not None or "." not in state.squares
+
+    def winning_line(self, state: BigState) -> tuple[int, ...]:
+        """Return the three squares of the first line on a small board; () if there is none."""
+        for b, s in enumerate(BOARD_SLICES):
+            lines = completed_lines(state.squares[s])
+            if lines:
+                return tuple(9 * b + c for c in lines[0])
+        return ()
 
     def check_position(self, squares: Squares) -> None:
         """Raise InvalidBoardError for impossible counts, two won boards, or the wrong winner."""

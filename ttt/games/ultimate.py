@@ -175,6 +175,15 @@ class Ultimate(BigBoardGame):
         big = big_board(state.squares)
         return big_winner(big) is not None or "." not in big
 
+    def owners(self, state: BigState) -> tuple[str, ...]:
+        """Return who has won each small board: 'X', 'O' or ''."""
+        return tuple(w if w in "XO" else "" for w in big_board(state.squares))
+
+    def winning_line(self, state: BigState) -> tuple[int, ...]:
+        """Return every square of the three boards in a row that won the game; () if none has."""
+        lines = classic.completed_lines(big_board(state.squares))
+        return tuple(9 * b + c for b in lines[0] for c in range(9)) if lines else ()
+
     def check_position(self, squares: Squares) -> None:
         """Raise InvalidBoardError for impossible counts, a board won by both players, or a big
         board won by both players or by the player who did not move last."""

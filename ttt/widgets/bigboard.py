@@ -12,8 +12,6 @@ from typing import Any, Optional
 
 from ttt import agents
 from ttt.games import get_game
-from ttt.games.bigboard import small_winner
-from ttt.games.classic import LINES
 from ttt.widgets.board import GameBoard
 
 GAMES = ("nine-board", "ultimate")
@@ -71,24 +69,9 @@ class BigBoard(GameBoard):
         """Return the boards the player to move may play on (none when the game is over)."""
         return self.game.playable_boards(self.state)
 
-    def owner(self, b: int) -> Optional[str]:
-        """Return who has won small board `b` ('X' or 'O'), else None."""
-        return small_winner(self.state.small(b))
-
     def highlights(self) -> list[int]:
-        """Return the winning line's squares: three cells (nine-board) or the three boards' cells (ultimate)."""
-        if self.session.winner is None:
-            return []
-        if self.game.name == "ultimate":
-            big = "".join(self.owner(b) or "." for b in range(9))
-            line = next((ln for ln in LINES if big[ln[0]] == big[ln[1]] == big[ln[2]] != "."), ())
-            return [9 * b + c for b in line for c in range(9)]
-        for b in range(9):
-            small = self.state.small(b)
-            for line in LINES:
-                if small[line[0]] == small[line[1]] == small[line[2]] != ".":
-                    return [9 * b + c for c in line]
-        return []
+        """Return the squares of the line that won: three cells (nine-board) or three boards' cells (ultimate)."""
+        return list(self.game.winning_line(self.state))
 
     def your_move(self) -> str:
         if self.state.board is None:
@@ -97,7 +80,7 @@ class BigBoard(GameBoard):
 
     def _refresh_more(self, mine: bool) -> None:
         self.playable_boards = self.playable() if mine else []
-        self.owners = [self.owner(b) or "" for b in range(9)] if self.game.name == "ultimate" else [""] * 9
+        self.owners = list(self.game.owners(self.state))
 
 
 __all__ = ["BigBoard"]

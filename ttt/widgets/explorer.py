@@ -17,12 +17,11 @@ from typing import Any, Optional
 
 import traitlets
 
-from ttt.draw import _plan, _value_text, _window_text, backed_up_values, best_path, counts, has_windows, number
-from ttt.draw import reports_values, step_sentence, step_sentences
+from ttt.draw import _plan, _value_text, _window_text, number, step_sentence, step_sentences
 from ttt.errors import InvalidBoardError
 from ttt.games.classic import TicTacToe
 from ttt.search import Cutoff, Enter, Exit, Leaf
-from ttt.trace import ALGORITHMS, Trace, TreeBuilder, build_tree, record
+from ttt.trace import ALGORITHMS, Trace, TreeBuilder, backed_up_values, build_tree, record
 from ttt.widgets.base import Widget, shows_errors
 
 
@@ -43,9 +42,9 @@ def tree_data(trace: Trace, *, max_depth: Optional[int] = None, max_nodes: Optio
     whole = build_tree(events)
     plan = _plan(whole, max_depth=max_depth, max_nodes=max_nodes)
     shown = set(plan.shown)
-    known = reports_values(trace)
-    windows = has_windows(trace)
-    three = _is_3x3(game)
+    known = trace.reports_values
+    windows = trace.has_windows
+    grid = _drawn_as_grid(game)
 
     def anchor(i: int) -> int:
         return i if i in shown else plan.hidden_by.get(i, plan.shown[0] if plan.shown else i)
@@ -62,8 +61,8 @@ def tree_data(trace: Trace, *, max_depth: Optional[int] = None, max_nodes: Optio
             "parent": n.parent,
             "depth": n.depth,
             "move": "" if n.move is None else game.move_name(n.move),
-            "board": n.state if three else game.format(n.state),
-            "last": n.move if three and isinstance(n.move, int) else None,
+            "board": "".join(game.grid(n.state)) if grid else game.format(n.state),
+            "last": n.move if grid and isinstance(n.move, int) else None,
             "max": n.maximizing,
             "enter": 0,
             "done": 0,
@@ -110,7 +109,7 @@ def tree_data(trace: Trace, *, max_depth: Optional[int] = None, max_nodes: Optio
                       next(k for k, e in enumerate(events, start=1) if isinstance(e, Enter) and e.node == first),
                       "depth": whole[a].depth + 1, "text": f"… {len(below)} more"})
     stubs.sort(key=lambda s: (s["after"], -s["depth"]))
-    path = trace.principal_variation() if known else best_path(whole, backed_up_values(whole))
+    path = trace.principal_variation()
     return {
         "nodes": [nodes[i] for i in plan.shown],
         "stubs": stubs,
@@ -169,7 +168,7 @@ class SearchExplorer(Widget):
         self.game = game or (trace.game if trace is not None else TicTacToe())
         self.max_nodes = max_nodes
         self.trace: Trace = Trace(self.game, [])
-        algorithms = [a for a in ALGORITHMS if a != "depth-limited" or hasattr(self.game, "evaluate")]
+        algorithms = [a for a in ALGORITHMS if a != "depth-limited" or self.game.evaluate is not None]
         if algorithm not in ALGORITHMS:
             raise ValueError(f"unknown algorithm {algorithm!r}; choose one of: {', '.join(algorithms)}")
         super().__init__(
@@ -177,14 +176,14 @@ class SearchExplorer(Widget):
             algorithm=algorithm if algorithm in algorithms else "alphabeta",
             ordered=ordered,
             depth=depth or 2,
-            editor=_is_3x3(self.game),
+            editor=_drawn_as_grid(self.game),
         )
         if trace is not None:
             self.editable = False
             self.show(trace)
         else:
             state = self.game.parse(board)  # a bad board is an error here, saying why
-            self.position = _inline(state) if _is_3x3(self.game) else board
+            self.position = "/".join(self.game.grid(state)) if _drawn_as_grid(self.game) else board
             self._search_again()
         self.observe(self._search_again, names=["position", "algorithm", "ordered", "depth"])
 
@@ -242,13 +241,14 @@ class SearchExplorer(Widget):
 
     def tally(self) -> str:
         """Return the counts line the explorer shows at its step."""
-        c = counts(self.trace, self.step)
+        c = self.trace.counts(self.step)
         return (f"Nodes visited: {c['nodes']} of {self.trace.node_count}. Cut-offs: {c['cutoffs']}, "
                 f"pruning {c['pruned']} move{'' if c['pruned'] == 1 else 's'}.")
 
 
-def _is_3x3(game: Any) -> bool:
-    return getattr(game, "name", "") == "tictactoe"
+def _drawn_as_grid(game: Any) -> bool:
+    """Return True if the game draws its boards as one grid of squares (then a person edits the position square by square)."""
+    return game.grid(game.initial()) is not None
 
 
 def _board_text(text: str) -> str:
