@@ -13,62 +13,11 @@ import json
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
-NAIVE = textwrap.dedent(
+NAIVE = (Path(__file__).resolve().parent.parent / "tests" / "data" / "naive_tictactoe.py").read_text() + textwrap.dedent(
     '''
-    import copy, json, time
-    X, O, EMPTY = "X", "O", None
-
-    def initial_state():
-        return [[EMPTY] * 3 for _ in range(3)]
-
-    def player(board):
-        xs = sum(row.count(X) for row in board)
-        os = sum(row.count(O) for row in board)
-        return X if xs == os else O
-
-    def actions(board):
-        return {(i, j) for i in range(3) for j in range(3) if board[i][j] is EMPTY}
-
-    def result(board, action):
-        i, j = action
-        if board[i][j] is not EMPTY:
-            raise ValueError("taken")
-        new = copy.deepcopy(board)
-        new[i][j] = player(board)
-        return new
-
-    def winner(board):
-        lines = [row for row in board] + [list(col) for col in zip(*board)]
-        lines += [[board[k][k] for k in range(3)], [board[k][2 - k] for k in range(3)]]
-        for line in lines:
-            if line[0] is not EMPTY and line.count(line[0]) == 3:
-                return line[0]
-        return None
-
-    def terminal(board):
-        return winner(board) is not None or all(v is not EMPTY for row in board for v in row)
-
-    def utility(board):
-        return {X: 1, O: -1, None: 0}[winner(board)]
-
-    def max_value(board):
-        if terminal(board):
-            return utility(board)
-        return max(min_value(result(board, a)) for a in actions(board))
-
-    def min_value(board):
-        if terminal(board):
-            return utility(board)
-        return min(max_value(result(board, a)) for a in actions(board))
-
-    def minimax(board):
-        if terminal(board):
-            return None
-        if player(board) == X:
-            return max(actions(board), key=lambda a: min_value(result(board, a)))
-        return min(actions(board), key=lambda a: max_value(result(board, a)))
-
+    import json, time
     t0 = time.perf_counter()
     move = minimax(initial_state())
     t1 = time.perf_counter()

@@ -596,6 +596,13 @@ class _Failures:
                 raise
             self.found.setdefault(failed.kind, failed)
 
+    def each(self, boards: Iterable[Text], test: Callable[[Text], None]) -> None:
+        """Run `test` on each board (as `_focus` narrows them), each a case of its own; then raise what failed."""
+        for text in _focus(boards):
+            with self.case():
+                test(text)
+        self.raise_any()
+
     def raise_any(self) -> None:
         """Raise one CheckFailed listing every kind of failure found, one board each; return if none."""
         if not self.found:
@@ -1355,18 +1362,19 @@ def check_player(student: _Student) -> str:
     checked = f"{len(boards):,} positions where the game is not over are checked"
     failures = _Failures("player", checked)
     call = f"{student.name}(board)"
-    for text in _focus(boards):
-        with failures.case():
-            got = _answer(student, text, checked)
-            expected = ref.player(_board(text))
-            if not (isinstance(got, str) and got == expected):
-                note = ""
-                if got in ("X", "O"):
-                    note = f"X moves first; then the turns alternate. This board has {text.count('X')} X and {text.count('O')} O."
-                elif got is None:
-                    note = "player must return X or O (X = 'X', O = 'O'); None means it returned nothing."
-                raise _fail(call, _board(text), "wrong player", expected=repr(expected), got=_show(got), note=note, checked=checked)
-    failures.raise_any()
+
+    def one(text: Text) -> None:
+        got = _answer(student, text, checked)
+        expected = ref.player(_board(text))
+        if not (isinstance(got, str) and got == expected):
+            note = ""
+            if got in ("X", "O"):
+                note = f"X moves first; then the turns alternate. This board has {text.count('X')} X and {text.count('O')} O."
+            elif got is None:
+                note = "player must return X or O (X = 'X', O = 'O'); None means it returned nothing."
+            raise _fail(call, _board(text), "wrong player", expected=repr(expected), got=_show(got), note=note, checked=checked)
+
+    failures.each(boards, one)
     return _passed("player", f"all {len(boards):,} positions where the game is not over")
 
 
@@ -1378,31 +1386,32 @@ def check_actions(student: _Student) -> str:
     checked = f"{len(boards):,} positions where the game is not over are checked"
     failures = _Failures("actions", checked)
     call = f"{student.name}(board)"
-    for text in _focus(boards):
-        with failures.case():
-            got = _answer(student, text, checked)
-            expected = ref.actions(_board(text))
-            shown = "{" + ", ".join(map(str, sorted(expected))) + "}"
-            if not isinstance(got, (set, frozenset)):
-                note = "actions must return a set, e.g. {(0, 1), (2, 2)}: build it with set() and .add((i, j))."
-                if isinstance(got, (list, tuple)):
-                    note = f"actions returned a {type(got).__name__}; the CS50 specification asks for a set: wrap it as set(...) or build a set with .add((i, j))."
-                raise _fail(call, _board(text), f"should return a set, not {_type_name(got)}", expected=shown, got=_show(got), note=note, checked=checked)
-            bad = [a for a in got if not (isinstance(a, tuple) and len(a) == 2)]
-            if bad:
-                raise _fail(call, _board(text), f"each action should be a tuple (i, j), but the set holds {bad[0]!r}", expected=shown, got=repr(got), checked=checked, kind="an action that is not a tuple (i, j)")
-            if got != expected:
-                missing, extra = sorted(expected - got), sorted(got - expected, key=repr)
-                note = "; ".join(
-                    part
-                    for part in (
-                        f"missing: {', '.join(map(str, missing))}" if missing else "",
-                        f"not empty squares (or not on the board): {', '.join(map(str, extra))}" if extra else "",
-                    )
-                    if part
+
+    def one(text: Text) -> None:
+        got = _answer(student, text, checked)
+        expected = ref.actions(_board(text))
+        shown = "{" + ", ".join(map(str, sorted(expected))) + "}"
+        if not isinstance(got, (set, frozenset)):
+            note = "actions must return a set, e.g. {(0, 1), (2, 2)}: build it with set() and .add((i, j))."
+            if isinstance(got, (list, tuple)):
+                note = f"actions returned a {type(got).__name__}; the CS50 specification asks for a set: wrap it as set(...) or build a set with .add((i, j))."
+            raise _fail(call, _board(text), f"should return a set, not {_type_name(got)}", expected=shown, got=_show(got), note=note, checked=checked)
+        bad = [a for a in got if not (isinstance(a, tuple) and len(a) == 2)]
+        if bad:
+            raise _fail(call, _board(text), f"each action should be a tuple (i, j), but the set holds {bad[0]!r}", expected=shown, got=repr(got), checked=checked, kind="an action that is not a tuple (i, j)")
+        if got != expected:
+            missing, extra = sorted(expected - got), sorted(got - expected, key=repr)
+            note = "; ".join(
+                part
+                for part in (
+                    f"missing: {', '.join(map(str, missing))}" if missing else "",
+                    f"not empty squares (or not on the board): {', '.join(map(str, extra))}" if extra else "",
                 )
-                raise _fail(call, _board(text), "wrong set of actions", expected=shown, got=repr(got), note=note, checked=checked)
-    failures.raise_any()
+                if part
+            )
+            raise _fail(call, _board(text), "wrong set of actions", expected=shown, got=repr(got), note=note, checked=checked)
+
+    failures.each(boards, one)
     return _passed("actions", f"all {len(boards):,} positions where the game is not over")
 
 
@@ -1505,14 +1514,15 @@ def check_winner(student: _Student) -> str:
     boards = _positions()
     checked = f"all {len(boards):,} positions are checked"
     failures = _Failures("winner", checked)
-    for text in _focus(boards):
-        with failures.case():
-            got = _answer(student, text, checked)
-            expected = ref.winner(_board(text))
-            if got != expected or not (got is None or isinstance(got, str)):
-                note = "If no one has three in a row, winner returns None (not 'None', not EMPTY's string)." if expected is None else ""
-                raise _fail("winner(board)", _board(text), "wrong winner", expected=repr(expected), got=_show(got), note=note, checked=checked)
-    failures.raise_any()
+
+    def one(text: Text) -> None:
+        got = _answer(student, text, checked)
+        expected = ref.winner(_board(text))
+        if got != expected or not (got is None or isinstance(got, str)):
+            note = "If no one has three in a row, winner returns None (not 'None', not EMPTY's string)." if expected is None else ""
+            raise _fail("winner(board)", _board(text), "wrong winner", expected=repr(expected), got=_show(got), note=note, checked=checked)
+
+    failures.each(boards, one)
     return _passed("winner", f"all {len(boards):,} positions")
 
 
@@ -1523,18 +1533,19 @@ def check_terminal(student: _Student) -> str:
     boards = _positions()
     checked = f"all {len(boards):,} positions are checked"
     failures = _Failures("terminal", checked)
-    for text in _focus(boards):
-        with failures.case():
-            got = _answer(student, text, checked)
-            expected = ref.terminal(_board(text))
-            if not _is_bool(got):
-                note = "Convert it with bool(...)." if type(got).__module__ == "numpy" else ""
-                raise _fail("terminal(board)", _board(text), f"should return True or False (Python's bool), not {_type_name(got)}",
-                            expected=repr(expected), got=_show(got), note=note, checked=checked, kind="not a bool")
-            if got != expected:
-                note = "The game is over when someone has three in a row, or when every square is filled."
-                raise _fail("terminal(board)", _board(text), "wrong answer", expected=repr(expected), got=repr(got), note=note, checked=checked)
-    failures.raise_any()
+
+    def one(text: Text) -> None:
+        got = _answer(student, text, checked)
+        expected = ref.terminal(_board(text))
+        if not _is_bool(got):
+            note = "Convert it with bool(...)." if type(got).__module__ == "numpy" else ""
+            raise _fail("terminal(board)", _board(text), f"should return True or False (Python's bool), not {_type_name(got)}",
+                        expected=repr(expected), got=_show(got), note=note, checked=checked, kind="not a bool")
+        if got != expected:
+            note = "The game is over when someone has three in a row, or when every square is filled."
+            raise _fail("terminal(board)", _board(text), "wrong answer", expected=repr(expected), got=repr(got), note=note, checked=checked)
+
+    failures.each(boards, one)
     return _passed("terminal", f"all {len(boards):,} positions")
 
 
@@ -1548,14 +1559,15 @@ def check_utility(student: _Student) -> str:
     boards = _positions(over=True)
     checked = f"{len(boards):,} positions where the game is over are checked"
     failures = _Failures("utility", checked)
-    for text in _focus(boards):
-        with failures.case():
-            got = _answer(student, text, checked)
-            expected = ref.utility(_board(text))
-            if isinstance(got, bool) or not isinstance(got, numbers.Real) or got != expected:
-                note = "X wins: 1; O wins: -1 (the CS50 project's text says 1 for O too: a typo); a draw: 0."
-                raise _fail("utility(board)", _board(text), "wrong utility", expected=repr(expected), got=_show(got), note=note, checked=checked)
-    failures.raise_any()
+
+    def one(text: Text) -> None:
+        got = _answer(student, text, checked)
+        expected = ref.utility(_board(text))
+        if isinstance(got, bool) or not isinstance(got, numbers.Real) or got != expected:
+            note = "X wins: 1; O wins: -1 (the CS50 project's text says 1 for O too: a typo); a draw: 0."
+            raise _fail("utility(board)", _board(text), "wrong utility", expected=repr(expected), got=_show(got), note=note, checked=checked)
+
+    failures.each(boards, one)
     return _passed("utility", f"all {len(boards):,} positions where the game is over")
 
 
@@ -1706,11 +1718,7 @@ def _check_search(student: _Student, name: str) -> str:
     """Return a one-line summary if the search returns an optimal move (None when over) on every position of `search_plan`."""
     plan = search_plan()
     checked = f"{len(plan):,} positions are checked"
-    failures = _Failures(name, checked)
-    for text in _focus(plan):
-        with failures.case():
-            _check_move(student, text, checked=checked)
-    failures.raise_any()
+    _Failures(name, checked).each(plan, lambda text: _check_move(student, text, checked=checked))
     early = sum(1 for b in plan if b.count(".") >= 7)
     return _passed(name, f"{len(plan):,} positions: all {early} with at most two marks, one of each symmetric family "
                          "with three or four, all with five or more")

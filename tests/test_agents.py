@@ -6,6 +6,7 @@ import pytest
 
 import oracle
 from ttt import InvalidActionError, InvalidBoardError, agents
+from ttt.games import get_game
 from ttt.tictactoe import from_text
 
 LIVE = [oracle.to_text(c) for c in oracle.all_positions() if not oracle.over(c)]
@@ -24,6 +25,25 @@ def completing(board: str, player: str) -> list[int]:
 
 def other(player: str) -> str:
     return "O" if player == "X" else "X"
+
+
+@pytest.mark.parametrize("game", ["nine-board", "ultimate"])
+def test_the_big_board_players_are_registered(game):
+    assert agents.names(game) == ["default", "line-count", "mcts", "random"]
+
+
+@pytest.mark.parametrize("game, mover, seed", [("nine-board", "X", 4), ("ultimate", "O", 7)])
+@pytest.mark.parametrize("name, options", [("random", {}), ("line-count", {}), ("default", {"seconds": 0.02}),
+                                           ("mcts", {"iterations": 20})])
+def test_every_big_board_player_plays_legal_moves_to_the_end(game, mover, seed, name, options):
+    rules = get_game(game)
+    player = agents.make(name, seed, game=game, **options)
+    opponent = agents.make("random", seed + 1, game=game)
+    state = rules.initial()
+    while not rules.is_terminal(state):
+        state = rules.play(state, (player if rules.to_move(state) == mover else opponent)(state))
+    with pytest.raises(ValueError, match="the game is over"):
+        player(state)
 
 
 def test_names_and_unknown_names():

@@ -19,7 +19,9 @@ import grading_course as gc  # noqa: E402
 
 from grader.cli import main  # noqa: E402
 
-NAIVE = '''
+# A correct CS50 file whose minimax is memoized, so checking it takes seconds, not minutes
+# (the naive solution, data/naive_tictactoe.py, is graded in test_grades_under_load).
+MEMOIZED = '''
 import math
 from functools import lru_cache
 
@@ -79,7 +81,7 @@ def minimax(board):
 @pytest.mark.slow
 def test_check_passes_a_correct_cs50_file(tmp_path, capsys):
     path = tmp_path / "tictactoe.py"
-    path.write_text(NAIVE)
+    path.write_text(MEMOIZED)
     assert main(["check", str(path), "--json"]) == 0
     results = json.loads(capsys.readouterr().out)
     assert [r["function"] for r in results] == ["initial_state", "player", "actions", "result", "winner", "terminal", "utility", "minimax"]
@@ -92,7 +94,7 @@ def test_check_grades_each_function_on_its_own(tmp_path):
     from grader.cs50file import check_file
 
     path = tmp_path / "tictactoe.py"
-    path.write_text(NAIVE.replace("def winner(board):\n", "def winner(board):\n    return None\n"))
+    path.write_text(MEMOIZED.replace("def winner(board):\n", "def winner(board):\n    return None\n"))
     results = {r.function: r for r in check_file(path, functions=("winner", "terminal", "utility", "minimax"))}
     assert not results["winner"].passed and "wrong winner" in results["winner"].message
     assert all(results[f].passed for f in ("terminal", "utility", "minimax")), results
@@ -101,7 +103,7 @@ def test_check_grades_each_function_on_its_own(tmp_path):
 @pytest.mark.slow
 def test_check_survives_hostile_files(tmp_path, capsys):
     path = tmp_path / "tictactoe.py"
-    path.write_text(NAIVE.replace("def minimax(board):\n", "def minimax(board):\n    while True:\n        pass\n")
+    path.write_text(MEMOIZED.replace("def minimax(board):\n", "def minimax(board):\n    while True:\n        pass\n")
                     .replace("def player(board):\n", "def player(board):\n    import os\n    os._exit(7)\n")
                     .replace("def utility(board):\n    return", "def utility(board):\n    return 2 *"))
     assert main(["check", str(path), "--timeout", "4"]) == 1

@@ -307,22 +307,6 @@ def test_mcts_takes_a_winning_move_and_counts_its_playouts():
 # --- players ------------------------------------------------------------------------------------------
 
 
-def test_players_are_registered_for_the_game():
-    assert agents.names("nine-board") == ["default", "line-count", "mcts", "random"]
-
-
-@pytest.mark.parametrize("name, options", [("random", {}), ("line-count", {}), ("default", {"seconds": 0.02}),
-                                           ("mcts", {"iterations": 30})])
-def test_every_player_plays_legal_moves_to_the_end(name, options):
-    player = agents.make(name, 4, game="nine-board", **options)
-    opponent = agents.make("random", 5, game="nine-board")
-    state = GAME.initial()
-    while not GAME.is_terminal(state):
-        state = GAME.play(state, (player if GAME.to_move(state) == "X" else opponent)(state))
-    with pytest.raises(ValueError, match="the game is over"):
-        player(state)
-
-
 def test_searchers_win_at_once_and_do_not_send_the_opponent_to_a_win():
     for name, options in (("line-count", {}), ("default", {"seconds": 0.05})):
         assert agents.make(name, 0, game="nine-board", **options)(x_can_win()) == (8, 2)

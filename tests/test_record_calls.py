@@ -1,12 +1,14 @@
 """A student's own minimax, recorded through its calls to result(), explores the reference's tree.
 
-The student code below is written the way a first CS50 solution is: every function re-derives
-what it needs, `result` deep-copies, minimax has no pruning or memo and tries the actions of a set in
-whatever order the set gives. It lives in a namespace dict, as a notebook's functions live in
+The student code is the tests' naive CS50 solution (``data/naive_tictactoe.py``): every function
+re-derives what it needs, `result` deep-copies, minimax has no pruning or memo and tries the
+actions of a set in whatever order the set gives. It lives in a namespace dict, as a notebook's functions live in
 its globals, and ``ttt.trace.record_calls`` watches that namespace.
 """
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import pytest
 
@@ -15,52 +17,14 @@ from ttt.games.classic import TicTacToe, parse_board
 from ttt.tictactoe import from_text
 from ttt.trace import Trace, record, record_calls
 
-STUDENT = '''
-import copy
-
-X, O, EMPTY = "X", "O", None
-
-def player(board):
-    xs = sum(row.count(X) for row in board)
-    os = sum(row.count(O) for row in board)
-    return O if xs > os else X
-
-def actions(board):
-    return {(i, j) for i in range(3) for j in range(3) if board[i][j] == EMPTY}
-
-def result(board, action):
-    if action not in actions(board):
-        raise Exception("invalid action")
-    new = copy.deepcopy(board)
-    new[action[0]][action[1]] = player(board)
-    return new
-
-def winner(board):
-    lines = [row for row in board] + [[board[r][c] for r in range(3)] for c in range(3)]
-    lines += [[board[i][i] for i in range(3)], [board[i][2 - i] for i in range(3)]]
-    for line in lines:
-        if line[0] is not None and line.count(line[0]) == 3:
-            return line[0]
-    return None
-
-def terminal(board):
-    return winner(board) is not None or all(cell is not EMPTY for row in board for cell in row)
-
-def utility(board):
-    w = winner(board)
-    return 1 if w == X else -1 if w == O else 0
+STUDENT = (Path(__file__).parent / "data" / "naive_tictactoe.py").read_text() + '''
 
 def value(board):
+    """The value of `board` with best play: one function for both sides."""
     if terminal(board):
         return utility(board)
     values = [value(result(board, action)) for action in actions(board)]
     return max(values) if player(board) == X else min(values)
-
-def minimax(board):
-    if terminal(board):
-        return None
-    best = max if player(board) == X else min
-    return best(actions(board), key=lambda action: value(result(board, action)))
 '''
 
 GAME = TicTacToe()

@@ -245,22 +245,6 @@ def test_mcts_finds_the_winning_move():
 # --- players ------------------------------------------------------------------------------------------
 
 
-def test_players_are_registered_for_the_game():
-    assert agents.names("ultimate") == ["default", "line-count", "mcts", "random"]
-
-
-@pytest.mark.parametrize("name, options", [("random", {}), ("line-count", {}), ("default", {"seconds": 0.02}),
-                                           ("mcts", {"iterations": 20})])
-def test_every_player_plays_legal_moves_to_the_end(name, options):
-    player = agents.make(name, 7, game="ultimate", **options)
-    opponent = agents.make("random", 8, game="ultimate")
-    state = GAME.initial()
-    while not GAME.is_terminal(state):
-        state = GAME.play(state, (player if GAME.to_move(state) == "O" else opponent)(state))
-    with pytest.raises(ValueError, match="the game is over"):
-        player(state)
-
-
 def test_searchers_take_the_win_of_the_game():
     state = GAME.parse(X_TO_WIN_THE_GAME, board=2)
     for name, options in (("line-count", {}), ("default", {"seconds": 0.05}), ("mcts", {"iterations": 200})):
