@@ -131,6 +131,7 @@ def _run(path: str, name: str, out: str, note: str, cpu_seconds: str) -> None:
     seconds = max(1, int(float(cpu_seconds) + 0.999))
     resource.setrlimit(resource.RLIMIT_CPU, (seconds, seconds + 5))
     from grader import checks
+    from grader.checks import failures, student
 
     def write(passed: bool, message: str, broken_by=()) -> None:
         Path(out).write_text(json.dumps({"passed": passed, "message": message, "broken_by": list(broken_by),
@@ -149,14 +150,14 @@ def _run(path: str, name: str, out: str, note: str, cpu_seconds: str) -> None:
     try:
         module = load()
     except BaseException as error:  # a syntax error, an exit or a crash while importing
-        write(False, f"the file could not be imported: {checks._type_name(error)}: {error}")
+        write(False, f"the file could not be imported: {failures._type_name(error)}: {error}")
         return
-    checks._FRESH[0] = lambda wanted: getattr(load(), wanted)  # checked again with the reference helpers: no memo kept
+    student._FRESH[0] = lambda wanted: getattr(load(), wanted)  # checked again with the reference helpers: no memo kept
     function = getattr(module, name, None)
     if not callable(function):
         write(False, f"the file defines no function {name}")
         return
-    checks._NOTE[0] = _noter(note)
+    student._NOTE[0] = _noter(note)
     try:
         with checks.cs50_specification(), contextlib.redirect_stdout(io.StringIO()):
             summary = getattr(checks, f"check_{name}")(function)
@@ -164,7 +165,7 @@ def _run(path: str, name: str, out: str, note: str, cpu_seconds: str) -> None:
     except (checks.CheckFailed, NotImplementedError) as error:
         write(False, str(error))
     except BaseException as error:  # what the check itself could not turn into a message
-        write(False, f"{name}: the check stopped with {checks._type_name(error)}: {error}")
+        write(False, f"{name}: the check stopped with {failures._type_name(error)}: {error}")
 
 
 if __name__ == "__main__":

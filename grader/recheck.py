@@ -284,7 +284,7 @@ def _main(path: str, start: int = 0, seconds: float = 120.0) -> None:
     def ring(signum, frame):
         # The checks' own out-of-time signal: a check lets it through rather than blaming the
         # student's function for raising it.
-        from grader.checks import _OutOfTime
+        from grader.checks.failures import _OutOfTime
 
         raise _OutOfTime(f"the test used more than its {seconds:g} s of CPU time")
 

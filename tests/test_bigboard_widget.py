@@ -34,7 +34,7 @@ def test_a_click_plays_the_computer_replies_and_the_next_board_is_framed(game):
     assert squares[9 * 4 + 7] == "X"
     assert squares.count("O") == 1 and squares.index("O") // 9 == 7  # O was sent to board 7
     assert marks(widget) == squares
-    sent_to = widget.state.board
+    sent_to = widget.state.sent_to
     assert framed(widget) == [sent_to]
     assert widget.legal == sorted(9 * b + c for b, c in widget.game.moves(widget.state))
     assert f"play on board {sent_to}" in widget.status
@@ -45,11 +45,11 @@ def test_illegal_clicks_are_refused_with_the_reason_and_change_nothing():
     widget = BigBoard("nine-board", opponent="random", seed=3)
     widget.click(4, 4)
     before = widget.state
-    wrong = (before.board + 1) % 9
+    wrong = (before.sent_to + 1) % 9
     widget.click(wrong, 0)
     assert widget.state == before
     assert "wrong board: you must play on board" in widget.status and widget.status_kind == "error"
-    taken = next(c for c in range(9) if before.squares[9 * before.board + c] != ".") if before.board == 4 else None
+    taken = next(c for c in range(9) if before.squares[9 * before.sent_to + c] != ".") if before.sent_to == 4 else None
     if taken is not None:
         widget.click(4, taken)
         assert "is taken" in widget.status and widget.state == before

@@ -18,6 +18,8 @@ import ttt
 import ttt.tictactoe as ref
 from grader import checks
 from grader.checks import CheckFailed
+from grader.checks.failures import _deadline, _OutOfTime
+from grader.checks.student import _focused, _positions
 from ttt.games import nineboard
 from ttt.games.classic import TicTacToe
 
@@ -85,7 +87,7 @@ def adapters(kind: str, f):
 
 CALLABLES = checks.public_callables()
 SECONDS = 10  # what a check may take on one callable: past it, the callable scores zero as a timed-out cell does
-_EVERY = checks._positions()
+_EVERY = _positions()
 # A check narrowed to some positions fails only if the whole check fails: a callable is first
 # checked on these, and on everything only if it passes here (so the answer is the whole check's).
 SAMPLE = tuple(_EVERY[:40]) + tuple(p for p in _EVERY if ref.terminal(ref.from_text(p)))[:40]
@@ -95,9 +97,9 @@ def refused(check, student) -> bool:
     """True if `check` refuses `student`: on the sample of positions, else on all of them."""
     for only in (SAMPLE, None):
         try:
-            with checks._focused(only), checks._deadline(SECONDS):  # a search of a whole nine-board game would not end
+            with _focused(only), _deadline(SECONDS):  # a search of a whole nine-board game would not end
                 check(student)
-        except (CheckFailed, NotImplementedError, checks._OutOfTime):
+        except (CheckFailed, NotImplementedError, _OutOfTime):
             return True
     return False
 
@@ -105,7 +107,7 @@ def refused(check, student) -> bool:
 def test_every_module_s_public_callables_are_handed_in():
     names = {f"{c.__module__}.{c.__qualname__}" for c in CALLABLES}
     assert len(CALLABLES) > 250
-    for expected in ("ttt.games.bigboard.line_score", "ttt.games.ultimate.small_status", "grader.checks.rk_board",
+    for expected in ("ttt.games.bigboard.line_score", "ttt.games.ultimate.small_status", "grader.checks.rules.rk_board",
                      "grader.cli.main", "ttt.search.mcts", "ttt.agents.make", "ttt.games.classic.TicTacToe"):
         assert expected in names, expected
 
@@ -136,7 +138,7 @@ def test_the_sample_is_a_shortcut_not_a_weaker_check():
         cells = tuple(cell for row in board for cell in row)
         return not _terminal(board) if oracle.to_text(cells) == last else _terminal(board)
 
-    with checks._focused(SAMPLE):
+    with _focused(SAMPLE):
         CHECKS["terminal"](wrong_off_the_sample)
     assert refused(CHECKS["terminal"], wrong_off_the_sample)
     assert refused(CHECKS["terminal"], lambda board: False)

@@ -94,7 +94,7 @@ def test_the_first_move_may_go_anywhere_and_sends_the_opponent_on():
     assert state == BigState("." * 81, None)
     assert GAME.to_move(state) == "X" and len(GAME.moves(state)) == 81
     after = GAME.play(state, (4, 7))
-    assert after.board == 7 and GAME.to_move(after) == "O"
+    assert after.sent_to == after.board == 7 and GAME.to_move(after) == "O"
     assert list(GAME.moves(after)) == [(7, c) for c in range(9)]
     assert after.squares[9 * 4 + 7] == "X"
     back_home = GAME.play(state, (4, 4))
@@ -112,10 +112,10 @@ def test_sent_to_a_full_board_the_player_may_play_anywhere():
     state = GAME.parse(BOARD_2_FULL, board=0)
     assert GAME.to_move(state) == "O"
     after = GAME.play(state, (0, 2))  # cell 2 sends X to board 2, which is full
-    assert after.board is None
+    assert after.sent_to is None
     assert len(GAME.moves(after)) == 81 - 9 - 1
     assert all(b != 2 for b, _ in GAME.moves(after))
-    assert GAME.play(after, (7, 3)).board == 3
+    assert GAME.play(after, (7, 3)).sent_to == 3
     assert "any open board" in GAME.format_numbered(after)
 
 
@@ -123,7 +123,7 @@ def test_filling_the_board_you_play_on_sends_the_opponent_anywhere():
     state = GAME.parse(CENTRE_ALMOST_FULL, board=4)
     assert GAME.moves(state) == ((4, 4),)
     after = GAME.play(state, (4, 4))
-    assert after.board is None and GAME.winner(after) is None
+    assert after.sent_to is None and GAME.winner(after) is None
     assert len(GAME.moves(after)) == 81 - 10
 
 
@@ -134,7 +134,7 @@ def test_a_full_board_cannot_be_the_board_a_player_is_sent_to():
 
 def test_three_in_a_row_on_any_small_board_wins_at_once():
     state = x_can_win()
-    assert GAME.to_move(state) == "X" and state.board == 8
+    assert GAME.to_move(state) == "X" and state.sent_to == 8
     won = GAME.play(state, (8, 2))
     assert GAME.winner(won) == "X" and GAME.is_terminal(won)
     assert GAME.moves(won) == ()

@@ -83,7 +83,7 @@ def test_the_first_move_may_go_anywhere_and_sends_the_opponent_on():
     state = GAME.initial()
     assert len(GAME.moves(state)) == 81 and GAME.to_move(state) == "X"
     after = GAME.play(state, (0, 8))
-    assert after.board == 8 and list(GAME.moves(after)) == [(8, c) for c in range(9)]
+    assert after.sent_to == 8 and list(GAME.moves(after)) == [(8, c) for c in range(9)]
 
 
 def test_winning_a_small_board_claims_it_and_closes_it():
@@ -97,7 +97,7 @@ def test_winning_a_small_board_claims_it_and_closes_it():
 def test_sent_to_a_won_board_the_player_may_play_on_any_open_board():
     state = GAME.parse(X_WON_BOARD_3, board=5)
     after = GAME.play(state, (5, 3))  # cell 3 sends X to board 3, which X has won
-    assert after.board is None
+    assert after.sent_to is None
     moves = GAME.moves(after)
     assert all(b != 3 for b, _ in moves)
     assert len(moves) == 81 - 8 - 6  # every free cell but board 3's six
@@ -112,7 +112,7 @@ def test_sent_to_a_full_board_the_player_may_play_on_any_open_board():
     state = GAME.parse(CENTRE_DEAD, board=0)
     assert big_board(state.squares) == "....=...."
     after = GAME.play(state, (0, 4))  # cell 4 sends X to the dead centre board
-    assert after.board is None
+    assert after.sent_to is None
     assert len(GAME.moves(after)) == 81 - 9 - 1
     with pytest.raises(InvalidActionError, match="cell 0 of board 4 is taken"):
         GAME.play(after, (4, 0))
@@ -123,7 +123,7 @@ def test_winning_the_last_cell_of_a_board_closes_it_as_won_not_dead():
     state = from_boards(["........."] * 4 + ["XOX/OXO/OX."] + ["........."] * 4, board=4)
     assert GAME.to_move(state) == "X"
     after = GAME.play(state, (4, 8))
-    assert big_board(after.squares) == "....X...." and after.board == 8
+    assert big_board(after.squares) == "....X...." and after.sent_to == 8
 
 
 def test_three_claimed_boards_in_a_row_win_the_game():

@@ -21,11 +21,11 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping, Optional, Sequence
+from typing import Any, Mapping, Optional, Sequence
 
 from ttt.errors import InvalidActionError
+from ttt.games.base import Player
 
-Player = Callable[[Any], Any]  # state -> move
 SIDES = ("X", "O")
 
 

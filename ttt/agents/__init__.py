@@ -18,7 +18,8 @@ from __future__ import annotations
 import random
 from typing import Any, Callable, Optional
 
-Player = Callable[[Any], Any]  # state -> move
+from ttt.games.base import Player
+
 Factory = Callable[..., Player]  # (rng: random.Random, **options) -> Player
 
 _REGISTRY: dict[str, dict[str, tuple[Factory, str]]] = {}

@@ -11,9 +11,10 @@ has to probe a game with ``getattr`` or test its name.
 
 from __future__ import annotations
 
-from typing import Callable, ClassVar, Hashable, Optional, Protocol, Sequence, TypeVar, runtime_checkable
+from typing import Any, Callable, ClassVar, Hashable, Optional, Protocol, Sequence, TypeVar, runtime_checkable
 
-Player = str  # 'X' or 'O'
+Mark = str  # 'X' or 'O': a side of the game, and what it puts on the board
+Player = Callable[[Any], Any]  # a player: a function from a state to the move it chooses
 State = TypeVar("State", bound=Hashable)
 Move = TypeVar("Move", bound=Hashable)
 
@@ -31,7 +32,7 @@ class Game(Protocol[State, Move]):
     def initial(self) -> State:
         """Return the starting position."""
 
-    def to_move(self, state: State) -> Player:
+    def to_move(self, state: State) -> Mark:
         """Return 'X' or 'O': whose turn it is in `state`."""
 
     def moves(self, state: State) -> Sequence[Move]:
@@ -40,7 +41,7 @@ class Game(Protocol[State, Move]):
     def play(self, state: State, move: Move) -> State:
         """Return the state after `move`; raise InvalidActionError for an illegal move."""
 
-    def winner(self, state: State) -> Player | None:
+    def winner(self, state: State) -> Mark | None:
         """Return 'X' or 'O' if that player has won, else None."""
 
     def is_terminal(self, state: State) -> bool:

@@ -25,13 +25,12 @@ from functools import lru_cache
 from typing import Callable, NamedTuple, Optional, Sequence
 
 from ttt.errors import InvalidActionError, InvalidBoardError
-from ttt.games.base import Game
+from ttt.games.base import Game, Mark
 from ttt.games.classic import LINES, check_counts, free_squares, other, winner, winning_squares
 
 Squares = str  # 81 characters: board b, cell c at 9*b + c; 'X', 'O' or '.'
 Small = str  # the nine characters of one small board
 Move = tuple  # (board, cell), both 0-8
-Player = str  # 'X' or 'O'
 
 WIN_VALUE = 1000  # |value| >= WIN_VALUE means the game is decided; heuristics stay below it
 EMPTY: Squares = "." * 81
@@ -44,14 +43,19 @@ class BigState(NamedTuple):
     """A position of a nine-board game: the 81 squares, and the board the mover is sent to."""
 
     squares: Squares
-    board: Optional[int] = None  # the board the player to move must play on; None: any board
+    sent_to: Optional[int] = None  # the board the player to move must play on; None: any open board
+
+    @property
+    def board(self) -> Optional[int]:
+        """The board the player to move is sent to: another name for `sent_to` (as lessons first had it)."""
+        return self.sent_to
 
     def small(self, b: int) -> Small:
         """Return the nine squares of board `b`."""
         return self.squares[9 * b : 9 * b + 9]
 
 
-def to_move(state: BigState) -> Player:
+def to_move(state: BigState) -> Mark:
     """Return 'X' or 'O': X moves when an odd number of the 81 squares is free."""
     return "X" if state.squares.count(".") & 1 else "O"
 
@@ -67,7 +71,7 @@ free_cells = free_squares  # the free cells of a small board, in order
 
 
 @lru_cache(maxsize=None)
-def line_score(small: Small, player: Player, one: int = 5, two: int = 10) -> int:
+def line_score(small: Small, player: Mark, one: int = 5, two: int = 10) -> int:
     """Return `player`'s line score of one small board: over the 8 lines holding none of the
     opponent's marks, `one` for a line with one of `player`'s marks, `two` for a line with two
     (a full line scores nothing: it has ended the game). The defaults, 5 and 10, are the CSC 242
@@ -238,7 +242,7 @@ class BigBoardGame(Game[BigState, Move]):
     line_count_evaluate = staticmethod(line_count_evaluate)  # the CSC 242 write-up's line heuristic, the same on both games
 
     # --- to fill in ---
-    def winner(self, state: BigState) -> Optional[Player]:
+    def winner(self, state: BigState) -> Optional[Mark]:
         raise NotImplementedError
 
     @staticmethod
@@ -305,9 +309,9 @@ class BigBoardGame(Game[BigState, Move]):
             raise InvalidActionError(f"the game is over: {w} has won")
         if not self.moves(state):
             raise InvalidActionError("the game is over: no moves are left")
-        if state.board is not None and b != state.board:
+        if state.sent_to is not None and b != state.sent_to:
             raise InvalidActionError(
-                f"wrong board: you must play on board {state.board}, the board the last move's cell sent you to"
+                f"wrong board: you must play on board {state.sent_to}, the board the last move's cell sent you to"
             )
         if state.squares[9 * b + c] != ".":
             raise InvalidActionError(f"cell {c} of board {b} is taken by {state.squares[9 * b + c]}")
@@ -359,8 +363,8 @@ class BigBoardGame(Game[BigState, Move]):
         text = format_squares(state, numbered=True, playable=frozenset(boards))
         if self.is_terminal(state):
             return text
-        if state.board is not None:
-            where = f"{self.to_move(state)} plays on board {state.board}."
+        if state.sent_to is not None:
+            where = f"{self.to_move(state)} plays on board {state.sent_to}."
         else:
             where = f"{self.to_move(state)} may play on any open board."
         return f"{text}\n{where}"

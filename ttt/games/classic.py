@@ -14,11 +14,10 @@ from functools import lru_cache
 from typing import Sequence
 
 from ttt.errors import InvalidActionError, InvalidBoardError
-from ttt.games.base import Game
+from ttt.games.base import Game, Mark
 
 Board = str  # nine characters row by row: 'X', 'O' or '.'
 Square = int  # 0-8, row by row
-Player = str  # 'X' or 'O'
 
 EMPTY_BOARD: Board = "." * 9
 LINES: tuple[tuple[int, int, int], ...] = (
@@ -74,7 +73,7 @@ def check_reachable(board: Board) -> None:
         raise InvalidBoardError(f"{name}: {other(w)} played on after {w} had already won")
 
 
-def other(player: Player) -> Player:
+def other(player: Mark) -> Mark:
     """Return the opponent of `player`."""
     return "O" if player == "X" else "X"
 
@@ -89,7 +88,7 @@ def check_counts(squares: str, name: str = "the board") -> None:
         )
 
 
-def moved_last(squares: str, player: Player) -> bool:
+def moved_last(squares: str, player: Mark) -> bool:
     """Return True if `player` made the last move on `squares` (X did if X has one mark more)."""
     return (player == "X") == (squares.count("X") == squares.count("O") + 1)
 
@@ -104,7 +103,7 @@ def format_board(board: Board, *, inline: bool = False, numbered: bool = False) 
     return "/".join(rows) if inline else "\n".join(" ".join(row) for row in rows)
 
 
-def to_move(board: Board) -> Player:
+def to_move(board: Board) -> Mark:
     """Return the player whose turn it is: X when the counts are equal, else O."""
     return "X" if board.count("X") == board.count("O") else "O"
 
@@ -124,12 +123,12 @@ def line_owners(board: str) -> str:
     return "".join(board[line[0]] for line in completed_lines(board))
 
 
-def has_line(board: Board, player: Player) -> bool:
+def has_line(board: Board, player: Mark) -> bool:
     """Return True if `player` has three in a row on `board`."""
     return player in line_owners(board)
 
 
-def winner(board: Board) -> Player | None:
+def winner(board: Board) -> Mark | None:
     """Return 'X' or 'O' if that player has three in a row, else None."""
     lines = completed_lines(board)
     return board[lines[0][0]] if lines else None
@@ -177,7 +176,7 @@ def play(board: Board, square: Square) -> Board:
 
 
 @lru_cache(maxsize=None)
-def line_threats(board: str, player: Player) -> tuple[Square, ...]:
+def line_threats(board: str, player: Mark) -> tuple[Square, ...]:
     """Return, for each line of `LINES` in order where `player` has two marks and the third
     square is free, that free square: the one test for a square that wins at once."""
     found = []
@@ -189,7 +188,7 @@ def line_threats(board: str, player: Player) -> tuple[Square, ...]:
 
 
 @lru_cache(maxsize=None)
-def winning_squares(board: str, player: Player) -> tuple[Square, ...]:
+def winning_squares(board: str, player: Mark) -> tuple[Square, ...]:
     """Return the free squares where `player` would complete three in a row, in order."""
     return tuple(sorted(set(line_threats(board, player))))
 
@@ -277,6 +276,25 @@ def reachable_positions() -> tuple[Board, ...]:
                     nxt.append(child)
         frontier = nxt
     return tuple(seen)
+
+
+SYMMETRIES = (  # the eight rotations and reflections of the board, as square permutations
+    (0, 1, 2, 3, 4, 5, 6, 7, 8), (6, 3, 0, 7, 4, 1, 8, 5, 2), (8, 7, 6, 5, 4, 3, 2, 1, 0), (2, 5, 8, 1, 4, 7, 0, 3, 6),
+    (2, 1, 0, 5, 4, 3, 8, 7, 6), (0, 3, 6, 1, 4, 7, 2, 5, 8), (6, 7, 8, 3, 4, 5, 0, 1, 2), (8, 5, 2, 7, 4, 1, 6, 3, 0),
+)
+
+
+def canonical(board: Board) -> Board:
+    """Return the smallest of the eight rotations and reflections of `board`: one board for each symmetric family."""
+    return min("".join(board[i] for i in p) for p in SYMMETRIES)
+
+
+@lru_cache(maxsize=None)
+def tree_size(board: Board) -> int:
+    """Return the number of nodes of the full game tree below `board` (549,946 from the empty board)."""
+    if is_terminal(board):
+        return 1
+    return 1 + sum(tree_size(play(board, s)) for s in moves(board))
 
 
 INSTRUCTIONS = """\

@@ -21,7 +21,7 @@ from ttt.games.bigboard import (
     BigBoardGame,
     BigState,
     Move,
-    Player,
+    Mark,
     Small,
     Squares,
     free_cells,
@@ -44,7 +44,7 @@ Ctrl-D or Ctrl-C quits.
 
 
 @lru_cache(maxsize=1 << 18)
-def winner_of(squares: Squares) -> Optional[Player]:
+def winner_of(squares: Squares) -> Optional[Mark]:
     """Return the player with three in a row on some small board, else None."""
     for s in BOARD_SLICES:
         w = small_winner(squares[s])
@@ -53,7 +53,7 @@ def winner_of(squares: Squares) -> Optional[Player]:
     return None
 
 
-def winner(state: BigState) -> Optional[Player]:
+def winner(state: BigState) -> Optional[Mark]:
     """Return 'X' or 'O' if that player has three in a row on a small board, else None."""
     return winner_of(state.squares)
 
@@ -120,7 +120,7 @@ def order_moves(state: BigState, moves: Sequence[Move]) -> list[Move]:
     edges), and last the moves that send the opponent to a board where the opponent wins."""
     squares = state.squares
 
-    def rank(move: Move, small: Small, target: Small, mover: Player, them: Player) -> int:
+    def rank(move: Move, small: Small, target: Small, mover: Mark, them: Mark) -> int:
         b, c = move
         if c in winning_cells(small, mover):
             return 0

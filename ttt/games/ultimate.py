@@ -23,7 +23,7 @@ from ttt.games.bigboard import (
     BigBoardGame,
     BigState,
     Move,
-    Player,
+    Mark,
     Small,
     Squares,
     order_by,
@@ -60,12 +60,12 @@ def big_board(squares: Squares) -> str:
 
 
 @lru_cache(maxsize=None)
-def big_winner(big: str) -> Optional[Player]:
+def big_winner(big: str) -> Optional[Mark]:
     """Return the player with three claimed squares in a row on the big board, else None."""
     return classic.winner(big)
 
 
-def winner(state: BigState) -> Optional[Player]:
+def winner(state: BigState) -> Optional[Mark]:
     """Return 'X' or 'O' if that player has claimed three boards in a row, else None."""
     return big_winner(big_board(state.squares))
 
@@ -143,7 +143,7 @@ def order_moves(state: BigState, moves: Sequence[Move]) -> list[Move]:
     and last those that send the opponent to a board the opponent can win at once."""
     big = big_board(state.squares)
 
-    def rank(move: Move, small: Small, target: Small, mover: Player, them: Player) -> int:
+    def rank(move: Move, small: Small, target: Small, mover: Mark, them: Mark) -> int:
         b, c = move
         if c in winning_cells(small, mover):
             return 0 if big_winner(big[:b] + mover + big[b + 1 :]) == mover else 1

@@ -74,9 +74,9 @@ class BigBoard(GameBoard):
         return list(self.game.winning_line(self.state))
 
     def your_move(self) -> str:
-        if self.state.board is None:
+        if self.state.sent_to is None:
             return f"Your move ({self.side}): any open board (framed)."
-        return f"Your move ({self.side}): play on board {self.state.board} (framed)."
+        return f"Your move ({self.side}): play on board {self.state.sent_to} (framed)."
 
     def _refresh_more(self, mine: bool) -> None:
         self.playable_boards = self.playable() if mine else []

@@ -1,0 +1,108 @@
+"""The checks the lessons' hidden tests call: a student's function against the reference.
+
+Each ``check_*`` function runs the student's function on every relevant position (the 3x3
+space is small: all 5,478 reachable positions, ``ttt.games.classic.reachable_positions()``),
+compares each answer with the reference (``ttt.tictactoe``, ``ttt.games.classic``,
+``ttt.agents``, ``ttt.games.nineboard``), and prints a one-line summary, which it also returns
+(hidden tests assign it, ``_ = check_player(player)``: nbgrader reads a value a grade cell leaves
+as its output as the cell's score). On wrong answers it raises `CheckFailed` (an
+AssertionError) whose message lists each kind of mistake once, with its board drawn, the input,
+what was expected and what came back, and no grader code.
+
+While the student's function runs, the reference functions that compute the same thing are
+switched off (calling them raises inside the student's code), and the student's code is
+searched for them beforehand, so a function that hands the work to the reference fails with a
+message saying so. A function that is still the lesson's stub raises NotImplementedError as is.
+Each function is graded on its own: where it uses another of the student's functions (``result``
+calls ``player``, ``terminal`` calls ``winner``), the check puts the reference one in its place
+while it runs. In a kernel, a failing check shows its message alone, without a traceback, so no
+line of the hidden test is shown.
+
+Time budgets. The checks bound their work, not their time: each checks a fixed set of cases
+(all 39,366 line_score cases, 3,539 nine-board positions for evaluate, 119 depth-limited moves,
+the 4,520 positions of the pruning count), so the same submission is checked on the same cases
+on any machine; `returned`'s deadline for a visible test counts CPU time, not wall time. The
+course's cell limit (``grader.course.CELL_TIMEOUT``, 120 s of wall time) sits far above what
+the slowest honest solution needs (see the README's instructor section for the measured CPU
+times). `check_minimax` and `check_alphabeta` check the 4,616 positions `search_plan` gives:
+every position with at most two marks (the empty board and the early game), one of each
+symmetric family with three or four, and every position with five or more; no clock decides
+which.
+
+The package, one module a concern (lessons and hidden tests import from ``grader.checks``
+itself, whose names stay as they were):
+
+- `failures`: `CheckFailed` and how a failure is told (boards drawn, the student's line);
+- `reference`: what each check grades (`REFERENCE`) and the denylist derived from it;
+- `student`: calling a student's function under a check, each function graded on its own;
+- `display`: the IPython hook that shows a failing check without a traceback;
+- `visible`: the visible tests' API (`expect`, `returned`, ...);
+- `rules`, `players`, `minimax`, `nineboard`: the checks of lessons 1-2, 3, 4-5 and 6.
+"""
+
+from __future__ import annotations
+
+from grader.checks.failures import CheckFailed, cs50_specification, draw, Passed, ReferenceCalled
+from grader.checks.reference import forbidden, public_callables, REFERENCE, reference_allowed
+from grader.checks.student import counting_calls, CS50_FUNCTIONS, substituted
+from grader.checks.visible import (
+    expect, expect_at_most, expect_endings, expect_raises, legal_only, optimal_actions, prunes, returned, shown,
+)
+from grader.checks.rules import (
+    check_actions, check_initial_state, check_player, check_poss_win, check_result, check_rk_board, check_terminal,
+    check_utility, check_winner, rk_board,
+)
+from grader.checks.players import check_win_block
+from grader.checks.minimax import (
+    ALPHABETA_CALLS_FRACTION, check_alphabeta, check_alphabeta_calls, check_minimax, minimax_calls, search_plan,
+)
+from grader.checks.nineboard import (
+    check_depth_limited, check_evaluate, check_line_score, depth_limited_cases, line_score, nine_board_positions,
+)
+
+__all__ = [
+    "ALPHABETA_CALLS_FRACTION",
+    "check_actions",
+    "check_alphabeta",
+    "check_alphabeta_calls",
+    "check_depth_limited",
+    "check_evaluate",
+    "check_initial_state",
+    "check_line_score",
+    "check_minimax",
+    "check_player",
+    "check_poss_win",
+    "check_result",
+    "check_rk_board",
+    "check_terminal",
+    "check_utility",
+    "check_win_block",
+    "check_winner",
+    "CheckFailed",
+    "counting_calls",
+    "CS50_FUNCTIONS",
+    "cs50_specification",
+    "depth_limited_cases",
+    "draw",
+    "expect",
+    "expect_at_most",
+    "expect_endings",
+    "expect_raises",
+    "forbidden",
+    "legal_only",
+    "line_score",
+    "minimax_calls",
+    "nine_board_positions",
+    "optimal_actions",
+    "Passed",
+    "prunes",
+    "public_callables",
+    "REFERENCE",
+    "reference_allowed",
+    "ReferenceCalled",
+    "returned",
+    "rk_board",
+    "search_plan",
+    "shown",
+    "substituted",
+]

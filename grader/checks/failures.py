@@ -1,0 +1,262 @@
+"""A check's failure and how it is told: `CheckFailed`, the boards drawn, the line of the
+student's code that raised, the one-line summary a passing check prints, and the switch to the
+CS50 project's own words (`cs50_specification`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import linecache
+import signal
+import sys
+import threading
+import traceback
+from pathlib import Path
+from typing import Any, Iterator, Optional
+
+import ttt.tictactoe as ref
+from ttt.games import bigboard, classic, nineboard
+
+
+Board = list  # a CS50 board: 3 lists of 3 squares, each "X", "O" or None
+
+
+Text = str  # the same board as nine characters 'X', 'O', '.' row by row
+
+
+class CheckFailed(AssertionError):
+    """A student's function gave a wrong answer; the message shows one failing case per kind of failure.
+
+    ``kind`` names what went wrong ("wrong player", "raised IndexError", ...), ``texts`` the
+    boards (nine characters) it went wrong on, ``fatal`` is True when checking further is pointless
+    (the function uses the reference solution).
+    """
+
+    kind: str = ""
+    texts: tuple = ()
+    fatal: bool = False
+
+
+class ReferenceCalled(BaseException):
+    """Raised inside a student's function when it calls a switched-off reference function.
+
+    A BaseException, so a student's ``except Exception`` cannot swallow it.
+    """
+
+
+def draw(board: Any) -> str:
+    """Return a CS50 board (or a nine-character text board) drawn in three lines, with X to move / game over."""
+    text = _text_or_none(board)
+    if text is None:
+        return f"    {board!r}"
+    cells = [" " if c == "." else c for c in text]
+    rows = [" " + " | ".join(cells[r : r + 3]) for r in (0, 3, 6)]
+    picture = "\n   ---+---+---\n".join("   " + row for row in rows)
+    if classic.is_terminal(text):
+        w = classic.winner(text)
+        status = f"{w} has won" if w else "a draw: the board is full"
+    else:
+        status = f"{classic.to_move(text)} to move"
+    return f"{picture}\n   ({status})"
+
+
+def _text_or_none(board: Any) -> Optional[str]:
+    if isinstance(board, str) and len(board) == 9:
+        return board
+    try:
+        return ref.to_text(board)
+    except ValueError:
+        return None
+
+
+def _fail(call: str, board: Any, problem: str, *, expected: Any = None, got: Any = None, note: str = "", checked: str = "",
+          kind: str = "") -> CheckFailed:
+    """Return the CheckFailed for one case on a 3x3 board: the call, the board drawn, expected and got.
+
+    `kind` names the kind of failure (default: the problem), so that a check can show one board of each.
+    """
+    picture = []
+    if isinstance(board, bigboard.BigState):
+        picture = _big_picture(board)
+    elif board is not None:
+        text = _text_or_none(board)
+        as_list = ref.from_text(text) if isinstance(board, str) and text is not None else board
+        picture = ["board:", draw(board), f"   as a list: {as_list!r}"]
+    failed = _failure(call, problem, picture, expected=expected, got=got, note=note, checked=checked)
+    failed.kind = kind or problem
+    failed.texts = (_text_or_none(board),) if not isinstance(board, bigboard.BigState) and _text_or_none(board) else ()
+    return failed
+
+
+def _type_name(value: Any) -> str:
+    """Return the name of `value`'s type (or of `value`, a type) as a CS50 student knows it.
+
+    Python's own types by their name (``bool``), a library's with its module (``numpy.bool``, so
+    that it is not mistaken for Python's), this package's exceptions by the Python exception they
+    are (``ValueError``), the student's own by their name.
+    """
+    kind = value if isinstance(value, type) else type(value)
+    module = kind.__module__ or ""
+    if module in ("builtins", "__main__"):
+        return kind.__qualname__
+    if module.split(".")[0] in ("ttt", "grader"):
+        return next(base.__qualname__ for base in kind.__mro__ if base.__module__ == "builtins")
+    where = getattr(sys.modules.get(module.split(".")[0]), "__file__", "") or ""
+    if "-packages" in where or "/lib/python" in where:
+        return f"{module.split('.')[0]}.{kind.__qualname__}"
+    return kind.__qualname__
+
+
+def _failure(call: str, problem: str, picture: list[str], *, expected: Any, got: Any, note: str, checked: str) -> CheckFailed:
+    """Return a CheckFailed whose message is the call and problem, a picture, expected, returned, a note."""
+    lines = [f"{call}: {problem}", ""]
+    if picture:
+        lines += picture + [""]
+    if expected is not None:
+        lines.append(f"expected: {expected}")
+    if got is not None:
+        lines.append(f"returned: {got}")
+    if note:
+        lines += ([] if lines[-1] == "" else [""]) + [note]
+    if checked:
+        lines += ["", f"(the first failing case; {checked})"]
+    return CheckFailed("\n".join(lines).rstrip())
+
+
+@functools.lru_cache(maxsize=4096)
+def _not_the_student_s(filename: str) -> bool:
+    """True if `filename` is this package's, ``ttt``'s, or an installed library's (not the student's)."""
+    if not filename or filename.startswith("<"):
+        return False
+    name = str(Path(filename).resolve())
+    ours = (str(Path(__file__).resolve().parent.parent), str(Path(ref.__file__).resolve().parent))  # grader/, ttt/
+    return name.startswith(ours) or "site-packages" in name or "/lib/python" in name
+
+
+def _student_line(error: BaseException) -> str:
+    """Return 'line N of f: <code>' for the innermost frame of the error in the student's code."""
+    for frame, line in reversed(list(traceback.walk_tb(error.__traceback__))):
+        code = frame.f_code
+        if _not_the_student_s(code.co_filename):
+            continue
+        text = linecache.getline(code.co_filename, line, frame.f_globals).strip()
+        return f"in {code.co_name}, line {line}: {text}"
+    return ""
+
+
+_CS50 = [False]  # set by cs50_specification()
+
+
+@contextlib.contextmanager
+def cs50_specification() -> Iterator[None]:
+    """Inside the block, the checks follow the CS50 project's own words where the lessons are stricter.
+
+    For a plain CS50 ``tictactoe.py`` (``ttt-grader check``): an invalid action may raise any
+    Exception (the CS50 specification says "raise an exception"; the lessons ask for ValueError),
+    and ``terminal`` may answer with NumPy's bool (a boolean value) as well as Python's.
+    """
+    _CS50.append(True)
+    try:
+        yield
+    finally:
+        _CS50.pop()
+
+
+def _invalid_action_error() -> type:
+    """Return the exception an invalid action must raise: any Exception by CS50's words, ValueError in the lessons."""
+    return Exception if _CS50[-1] else ValueError
+
+
+def _is_bool(value: Any) -> bool:
+    """Return True for True or False (and for NumPy's bool where the CS50 specification's words apply)."""
+    return isinstance(value, bool) or (_CS50[-1] and type(value).__module__ == "numpy" and type(value).__name__ in ("bool", "bool_"))
+
+
+class Passed(str):
+    """A check's one-line summary; ``broken_by`` names the student's own functions that made it fail as written."""
+
+    broken_by: tuple = ()
+
+
+def _show(value: Any) -> str:
+    return f"{value!r} ({_type_name(value)})" if value is not None else "None"
+
+
+def _passed(name: str, what: str, seconds: Optional[float] = None) -> str:
+    """Print and return the summary of a check that passed."""
+    tail = f" ({seconds:.1f} s)" if seconds is not None else ""
+    return _summary(f"{name}: correct on {what}{tail}.")
+
+
+def _summary(text: str) -> str:
+    """Print a hidden check's summary, labelled as the hidden tests' output ("hidden tests: ..."), and return it."""
+    print(f"hidden tests: {text}")
+    return text
+
+
+def _shown(value: Any) -> str:
+    """Return repr(value), a set's items sorted so that it reads in a fixed order."""
+    if isinstance(value, (set, frozenset)) and value:
+        try:
+            return "{" + ", ".join(map(repr, sorted(value))) + "}"
+        except TypeError:
+            pass
+    return repr(value)
+
+
+def _kind_of(value: Any) -> str:
+    """Return the type of `value`, with its length for a container: 'list of 9 items'."""
+    name = type(value).__name__
+    if isinstance(value, (list, tuple, set, dict)):
+        return f"a {name} of {_plural_items(len(value))}"
+    return name
+
+
+def _plural_items(n: int) -> str:
+    return "1 item" if n == 1 else f"{n} items"
+
+
+class _OutOfTime(BaseException):
+    """Raised in the main thread when a call's time limit is up (a BaseException: ``except Exception`` misses it)."""
+
+
+@contextlib.contextmanager
+def _deadline(seconds: Optional[float]) -> Iterator[None]:
+    """Inside the block, raise `_OutOfTime` once the process has used `seconds` of CPU time.
+
+    CPU time (``ITIMER_PROF``, SIGPROF; the main thread on Unix only), not wall time, so the
+    same code gets the same verdict on a busy machine as on a quiet one. Elsewhere, or with
+    `seconds` None, the block runs without a limit. A profiling timer set before the block is
+    replaced while it runs.
+    """
+    if seconds is None or not hasattr(signal, "setitimer") or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def ring(signum: int, frame: Any) -> None:
+        raise _OutOfTime()
+
+    previous = signal.signal(signal.SIGPROF, ring)
+    signal.setitimer(signal.ITIMER_PROF, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_PROF, 0)
+        signal.signal(signal.SIGPROF, previous)
+
+
+def _draw_big(state: Any) -> str:
+    game = nineboard.NineBoard()
+    where = "any open board" if state.sent_to is None else f"board {state.sent_to}"
+    if game.is_terminal(state):
+        where = "the game is over"
+    else:
+        where = f"{game.to_move(state)} to move, on {where}"
+    text = "\n".join("   " + row for row in game.format(state).splitlines())
+    return f"{text}\n   ({where})"
+
+
+def _big_picture(state: Any) -> list[str]:
+    """Return the lines that show a nine-board state in a failure message."""
+    return ["state (boards 0-8 row by row, cells 0-8 in each):", _draw_big(state), f"   as a state: {state!r}"]

@@ -1,0 +1,471 @@
+"""Calling a student's function under a check: each call guarded (`_Student`), every kind of
+failure kept with one board each (`_Failures`), a check narrowed to some boards (`_focused`),
+and each function graded on its own, with the reference in place of the other functions it
+calls (`_on_its_own`, `substituted`, `counting_calls`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import io
+import traceback
+import types
+from typing import Any, Callable, Iterable, Iterator, Optional, Sequence
+
+import ttt.tictactoe as ref
+from ttt.games import classic
+
+from grader.checks.failures import (
+    Board, CheckFailed, Passed, ReferenceCalled, Text, _OutOfTime, _fail, _is_bool, _show, _student_line, _summary,
+    _text_or_none, _type_name,
+)
+from grader.checks.reference import (
+    _ALLOWED, _forbidden_objects, _plain, _reference_off, _refuse_reference, _used_reference,
+)
+
+
+_NOTE: list = [None]  # a callable told (call, board) before each call of a student's function, or None
+
+
+def _student_raised(error: BaseException) -> bool:
+    """Return True if the student's code raised `error` itself (not a Ctrl-C or a time limit from outside)."""
+    if isinstance(error, (ReferenceCalled, _OutOfTime)):
+        return False
+    if isinstance(error, KeyboardInterrupt):  # the kernel interrupts a cell with SIGINT: that is no answer
+        frames = traceback.extract_tb(error.__traceback__)
+        return bool(error.args) or bool(frames and (frames[-1].line or "").startswith("raise"))
+    return True
+
+
+def _not_an_exception(error: BaseException) -> str:
+    """Return the sentence for a student's function that raised a BaseException that is not an Exception."""
+    name = _type_name(error)
+    said = f": {str(error).rstrip('.')}" if str(error) else ""
+    return (f"raised {name}{said}. {name} is not an Exception: it is meant to stop the whole program "
+            f"(Ctrl-C, sys.exit), and `except Exception` does not catch it, so the game would stop here. "
+            f"Raise an Exception instead, for example raise ValueError(\"...\").")
+
+
+class _Student:
+    """Calls to one student function, guarded: the reference off, exceptions told plainly."""
+
+    def __init__(self, function: Callable, name: str, kind: Optional[str] = None) -> None:
+        if not callable(function):
+            raise CheckFailed(f"{name} should be a function, but it is {type(function).__name__} {function!r}.")
+        self.function = function
+        self.name = name
+        self.kind = kind or name
+        self.forbidden = [] if _ALLOWED[-1] else _forbidden_objects(self.kind)
+        if not _ALLOWED[-1]:
+            _refuse_reference(function, name, self.kind)
+
+    def __call__(self, *args: Any, call: str, board: Any = None, checked: str = "") -> Any:
+        if _NOTE[0] is not None:
+            _NOTE[0](call, board)
+        try:
+            with _reference_off(self.forbidden):
+                return self.function(*args)
+        except ReferenceCalled as called:
+            raise _used_reference(self.name, str(called)) from None
+        except NotImplementedError:
+            raise NotImplementedError(
+                f"{self.name} is not written yet: replace `raise NotImplementedError()` with your code."
+            ) from None
+        except SystemExit as exiting:
+            raise _fail(call, board, f"exited (SystemExit: {exiting}) instead of returning an answer", checked=checked) from None
+        except RecursionError:
+            raise _fail(call, board, "went into endless recursion (RecursionError): check the case that stops it.", checked=checked) from None
+        except Exception as error:  # the student's bug, shown as what it is
+            where = _student_line(error)
+            raise _fail(
+                call, board, f"raised {_type_name(error)}: {error}", note=where, checked=checked, kind=f"raised {_type_name(error)}"
+            ) from None
+        except BaseException as error:  # SystemExit, KeyboardInterrupt, a class of the student's own
+            if not _student_raised(error):
+                raise
+            raise _fail(call, board, _not_an_exception(error), note=_student_line(error), checked=checked,
+                        kind=f"raised {_type_name(error)}") from None
+
+
+class _Failures:
+    """The failures of one check, the first of each kind; checking goes on after a failure."""
+
+    def __init__(self, name: str, checked: str) -> None:
+        self.name = name
+        self.checked = checked
+        self.found: dict[str, CheckFailed] = {}
+
+    @contextlib.contextmanager
+    def case(self) -> Iterator[None]:
+        """Run one case: a CheckFailed inside is kept (the first of its kind) and the check goes on."""
+        try:
+            yield
+        except CheckFailed as failed:
+            if failed.fatal or not failed.kind:
+                raise
+            self.found.setdefault(failed.kind, failed)
+
+    def each(self, boards: Iterable[Text], test: Callable[[Text], None]) -> None:
+        """Run `test` on each board (as `_focus` narrows them), each a case of its own; then raise what failed."""
+        for text in _focus(boards):
+            with self.case():
+                test(text)
+        self.raise_any()
+
+    def raise_any(self) -> None:
+        """Raise one CheckFailed listing every kind of failure found, one board each; return if none."""
+        if not self.found:
+            return
+        failures = list(self.found.values())
+        bodies = [str(f).split("\n\n(the first failing case;")[0] for f in failures]
+        if len(failures) == 1:
+            message = f"{bodies[0]}\n\n(the first failing case; {self.checked})" if self.checked else bodies[0]
+        else:
+            parts = [f"{self.name}: {len(failures)} kinds of failure, one board each ({self.checked}):"]
+            parts += [f"{k}. {body}" for k, body in enumerate(bodies, 1)]
+            message = "\n\n".join(parts)
+        combined = CheckFailed(message)
+        combined.kind = failures[0].kind if len(failures) == 1 else "several"
+        combined.texts = tuple(t for f in failures for t in f.texts)
+        raise combined
+
+
+_FOCUS: list = [None]  # None, or the boards (text) a check is narrowed to
+
+
+def _focus(boards: Iterable[Text]) -> list[Text]:
+    """Return `boards`, narrowed to the ones being looked at again (see `_on_its_own`)."""
+    only = _FOCUS[-1]
+    return list(boards) if only is None else [b for b in boards if b in only]
+
+
+@contextlib.contextmanager
+def _focused(texts: Optional[Iterable[Text]]) -> Iterator[None]:
+    _FOCUS.append(None if texts is None else frozenset(texts))
+    try:
+        yield
+    finally:
+        _FOCUS.pop()
+
+
+@contextlib.contextmanager
+def _helpers_replaced(function: Callable, **references: Callable) -> Iterator[None]:
+    """Inside the block, the helpers `function` finds in its namespace are the references given.
+
+    Only names the namespace already holds as functions are replaced.
+    """
+    namespace = getattr(_plain(function), "__globals__", None)
+    if namespace is None:
+        yield
+        return
+    found = {name: f for name, f in references.items() if callable(namespace.get(name)) and namespace[name] is not function}
+    saved = {name: namespace[name] for name in found}
+    namespace.update(found)
+    try:
+        yield
+    finally:
+        namespace.update(saved)
+
+
+CS50_FUNCTIONS = ("initial_state", "player", "actions", "result", "winner", "terminal", "utility", "minimax")
+
+
+@functools.lru_cache(maxsize=None)
+def _reference_answers() -> dict:
+    """Return the reference's answers on every reachable position, computed once, before any student code runs.
+
+    The stand-in helpers answer from this table, so they never call a function a check has
+    switched off (the reference ``utility`` calls the ``winner`` that ``check_winner`` forbids).
+    """
+    answers: dict = {name: {} for name in CS50_FUNCTIONS}
+    for text in classic.reachable_positions():
+        board = ref.from_text(text)
+        answers["player"][text] = ref.player(board)
+        answers["actions"][text] = frozenset(ref.actions(board))
+        answers["winner"][text] = ref.winner(board)
+        answers["terminal"][text] = ref.terminal(board)
+        answers["utility"][text] = ref.utility(board)
+        answers["minimax"][text] = ref.minimax(board)
+        for square in range(9):
+            try:
+                answers["result"][text, square] = classic.play(text, square)
+            except ValueError:
+                answers["result"][text, square] = None
+    return answers
+
+
+def _stand_in(name: str) -> Callable:
+    """Return the reference `name` (a CS50 function) answering from `_reference_answers`."""
+    answers = _reference_answers()
+
+    def cs50_function(*args: Any) -> Any:
+        if name == "initial_state":
+            return _board(classic.EMPTY_BOARD)
+        text = _text_or_none(args[0]) if args else None
+        if name == "result":
+            square = _square_or_none(args[1]) if len(args) == 2 else None
+            if square is None:
+                raise ValueError(f"{args[1:]!r} is not an action (i, j) with i and j each 0, 1 or 2")
+            after = answers["result"].get((text, square))
+            if after is None:
+                raise ValueError(f"the action {args[1]!r} is not allowed on this board: the square is taken or the game is over")
+            return _board(after)
+        if text not in answers[name]:
+            raise ValueError(f"{name} was given {args[0]!r}, not a board that a game can reach")
+        answer = answers[name][text]
+        return set(answer) if name == "actions" else answer
+
+    cs50_function.__name__ = cs50_function.__qualname__ = name
+    return cs50_function
+
+
+def _own_helpers(function: Callable, name: str) -> list[str]:
+    """Return the CS50 functions other than `name` that the student wrote themselves, where `function` finds them."""
+    namespace = getattr(_plain(function), "__globals__", None) or {}
+    own = []
+    for other in CS50_FUNCTIONS:
+        helper = namespace.get(other)
+        if other == name or not callable(helper) or helper is function or _plain(helper) is _plain(getattr(ref, other)):
+            continue
+        if isinstance(_plain(helper), types.FunctionType) and (_plain(helper).__module__ or "").split(".")[0] in ("ttt", "grader"):
+            continue  # the package's own, handed to the student
+        own.append(other)
+    return own
+
+
+class _Spy:
+    """Wraps a student's helper during a check and notes where its answers differ from the CS50 answer."""
+
+    def __init__(self, name: str, own: Callable, seen: dict) -> None:
+        self.name, self.own, self.seen = name, own, seen
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        text = _text_or_none(args[0]) if args else None
+        self.seen.setdefault(self.name, "")
+        try:
+            got = self.own(*args, **kwargs)
+        except BaseException as error:
+            self._note(f"raised {_type_name(error)}", text, args)
+            raise
+        try:
+            wrong = self._wrong(got, text, args)
+        except Exception:  # noqa: BLE001  (a strange answer: not comparable)
+            wrong = f"returned {_show(got)}"
+        if text is not None and _text_or_none(args[0]) != text:
+            wrong = "changed the board it was given"
+        if wrong:
+            self._note(wrong, text, args)
+        return got
+
+    def _note(self, what: str, text: Optional[Text], args: tuple) -> None:
+        if not self.seen.get(self.name):
+            shown = repr(_board(text)) if text else repr(args[0] if args else ())
+            self.seen[self.name] = f"your {self.name} {what} on the board {shown}"
+
+    def _wrong(self, got: Any, text: Optional[Text], args: tuple) -> str:
+        answers = _reference_answers()
+        if self.name == "initial_state":
+            return "" if got == _board(classic.EMPTY_BOARD) else f"returned {got!r}"
+        if text is None or text not in answers["player"]:
+            return ""
+        over = answers["terminal"][text]
+        if self.name == "result":
+            square = _square_or_none(args[1]) if len(args) > 1 else None
+            after = answers["result"].get((text, square)) if square is not None else None
+            if after is None:
+                return f"returned a board for the invalid action {args[1]!r}"
+            return "" if _text_or_none(got) == after else f"returned {got!r} for the action {args[1]!r}"
+        if self.name in ("player", "minimax") and over:
+            return "" if self.name == "player" or got is None else f"returned {_show(got)}, not None"
+        if self.name == "utility" and not over:
+            return ""
+        expected = answers[self.name][text]
+        if self.name == "actions":
+            right = isinstance(got, (set, frozenset)) and got == expected
+        elif self.name == "minimax":
+            right = _square_or_none(got) in classic.optimal_moves(text)
+        elif self.name == "terminal":
+            right = _is_bool(got) and got == expected
+        else:
+            right = got == expected and type(got) is type(expected)
+        shown = "{" + ", ".join(map(str, sorted(expected))) + "}" if self.name == "actions" else repr(expected)
+        return "" if right else f"returned {_show(got)} where the CS50 answer is {shown}"
+
+
+def _on_its_own(name: str, kind: Optional[str] = None) -> Callable:
+    """Return a decorator for the check of CS50 function `name`: as written, or with the reference helpers.
+
+    The check's body gets a `_Student` and returns its summary. If it fails as written and the
+    function uses CS50 functions the student wrote, it is checked again with the reference ones in
+    their place: first on the boards where it failed (if it still fails there, it fails on its
+    own: that report is shown), then on everything. If it passes so, it passes, and the summary
+    names the student's functions that broke it as written, and how.
+    """
+
+    def decorate(body: Callable[..., str]) -> Callable[..., str]:
+        @functools.wraps(body)
+        def check(function: Callable, **kwargs: Any) -> str:
+            student = _Student(function, name, kind)
+            own = _own_helpers(function, name)
+            try:
+                return Passed(_summary(_quietly(body, student, **kwargs)))
+            except (CheckFailed, NotImplementedError) as error:
+                if not own or getattr(error, "fatal", False):
+                    raise
+                texts = getattr(error, "texts", ())
+                as_written = error
+            stand_ins = {h: _stand_in(h) for h in own}
+            function = _fresh(function, name)  # a memo filled by the student's own helpers would keep their answers
+            student = _Student(function, name, kind)
+            with _helpers_replaced(function, **stand_ins):
+                if texts:
+                    try:
+                        with _focused(texts):
+                            _quietly(body, student, **kwargs)
+                    except (CheckFailed, NotImplementedError):
+                        raise as_written from None  # still failing there: its own mistake, shown as written
+                summary = _quietly(body, student, **kwargs)
+            seen: dict = {}
+            function = _fresh(function, name)
+            student = _Student(function, name, kind)
+            namespace = _plain(function).__globals__
+            with _helpers_replaced(function, **{h: _Spy(h, namespace[h], seen) for h in own}), _focused(texts or None):
+                with contextlib.suppress(CheckFailed, NotImplementedError):
+                    _quietly(body, student, **kwargs)
+            blamed = [h for h in own if seen.get(h)] or [h for h in own if h in seen] or own
+            how = "; ".join(seen[h] for h in blamed if seen.get(h))
+            called = [h for h in own if h in seen] or own
+            text = (f"{summary.rstrip('.')}, with the CS50 {_and(called)} in place of yours. As written it fails, because it "
+                    f"calls your own {_and(blamed)}" + (f" ({how})" if how else "") + ": that is marked there, not here.")
+            passed = Passed(_summary(text))
+            passed.broken_by = tuple(blamed)
+            return passed
+
+        return check
+
+    return decorate
+
+
+def _and(names: Sequence[str]) -> str:
+    """Return 'a', 'a and b', 'a, b and c'."""
+    return " and ".join(names) if len(names) < 3 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
+_FRESH: list = [None]  # a callable: name -> that function from a new copy of the student's file (ttt-grader check)
+
+
+def _fresh(function: Callable, name: str) -> Callable:
+    """Return `function` with its memo emptied: from a new copy of its file where one can be loaded, else with
+    every ``functools.lru_cache`` in its namespace cleared (a notebook's own dict memo is left as it is)."""
+    if _FRESH[0] is not None:
+        return _FRESH[0](name)
+    for value in list((getattr(_plain(function), "__globals__", None) or {}).values()):
+        clear = getattr(value, "cache_clear", None)
+        if callable(clear) and hasattr(value, "cache_info"):
+            clear()
+    return function
+
+
+def _quietly(body: Callable[..., str], student: _Student, **kwargs: Any) -> str:
+    """Run a check's body with its printed summary held back; return the summary."""
+    with contextlib.redirect_stdout(io.StringIO()):
+        return body(student, **kwargs)
+
+
+def _board(text: Text) -> Board:
+    """Return a fresh CS50 board for a text board."""
+    return ref.from_text(text)
+
+
+def _unchanged(text: Text, board: Board, call: str, name: str, checked: str) -> None:
+    """Raise CheckFailed if the student's function changed the board it was given."""
+    after = _text_or_none(board)
+    if after != text:
+        raise _fail(
+            call,
+            _board(text),
+            f"{name} changed the board it was given.",
+            expected="the board left as it was",
+            got=f"the board changed to {board!r}",
+            note=f"{name} must only look at the board: other code (minimax above all) still needs it as it was.",
+            checked=checked,
+        )
+
+
+def _answer(student: _Student, text: Text, checked: str) -> Any:
+    """Return the student's function called on a fresh CS50 board for `text`, which must come back unchanged."""
+    call = f"{student.name}(board)"
+    board = _board(text)
+    got = student(board, call=call, board=_board(text), checked=checked)
+    _unchanged(text, board, call, student.name, checked)
+    return got
+
+
+def _answers(student: _Student, boards: Iterable[Text], checked: str) -> Iterator[tuple[Text, Any]]:
+    """Yield (board, answer) for each board, as `_answer` gives it."""
+    for text in boards:
+        yield text, _answer(student, text, checked)
+
+
+def _positions(*, over: Optional[bool] = None) -> list[Text]:
+    """Return every reachable position in BFS order (fewest marks first); filter by game over."""
+    boards = classic.reachable_positions()
+    if over is None:
+        return list(boards)
+    return [b for b in boards if classic.is_terminal(b) == over]
+
+
+def _action(square: int) -> tuple[int, int]:
+    return divmod(square, 3)
+
+
+def _square_or_none(action: Any) -> Optional[int]:
+    """Return the square 0-8 of an action (i, j), or None if it is not one.
+
+    Only a tuple or list is unpacked: unpacking any other object would run its own code
+    (``__iter__``, ``__getitem__``) here, outside the guard around the student's function.
+    """
+    if not isinstance(action, (tuple, list)) or len(action) != 2:
+        return None
+    i, j = action
+    if isinstance(i, bool) or isinstance(j, bool) or not isinstance(i, int) or not isinstance(j, int):
+        return None
+    if not (0 <= i <= 2 and 0 <= j <= 2):
+        return None
+    return 3 * i + j
+
+
+@contextlib.contextmanager
+def counting_calls(namespace: dict, name: str = "result") -> Iterator[list[int]]:
+    """Count the calls to ``namespace[name]`` inside the block; yields a one-item list holding the count."""
+    if not callable(namespace.get(name)):
+        raise CheckFailed(f"there is no {name}(board, action) function where your search looks for it, so its nodes cannot be counted.")
+    original = namespace[name]
+    count = [0]
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        count[0] += 1
+        return original(*args, **kwargs)
+
+    namespace[name] = counted
+    try:
+        yield count
+    finally:
+        namespace[name] = original
+
+
+@contextlib.contextmanager
+def substituted(namespace: dict, **functions: Callable) -> Iterator[None]:
+    """Inside the block, `namespace[name]` is `function` for each name given; put back afterwards."""
+    missing = object()
+    saved = {name: namespace.get(name, missing) for name in functions}
+    namespace.update(functions)
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            if value is missing:
+                namespace.pop(name, None)
+            else:
+                namespace[name] = value

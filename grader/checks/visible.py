@@ -1,0 +1,303 @@
+"""What the lessons' visible tests call: `expect`, `returned`, `expect_raises`, `expect_at_most`,
+`expect_endings`, `legal_only`, `prunes`, `shown`, `optimal_actions`. A function that hands its
+work to the reference fails here with the hidden check's message.
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+import re
+import sys
+import traceback
+from typing import Any, Callable, Iterable, Optional
+
+import ttt.tictactoe as ref
+from ttt.games import classic
+from ttt.games.base import Game
+
+from grader.checks.failures import (
+    Board, CheckFailed, ReferenceCalled, _OutOfTime, _deadline, _fail, _failure, _kind_of, _show, _shown,
+    _student_line, _text_or_none, draw,
+)
+from grader.checks.reference import (
+    REFERENCE, _ALLOWED, _KIND_OF_NAME, _forbidden_objects, _plain, _reference_off, _refuse_reference,
+    _used_reference,
+)
+from grader.checks.student import _action, _board, substituted
+from grader.checks.display import _install_display
+
+
+def _is_action(value: Any) -> bool:
+    return isinstance(value, tuple) and len(value) == 2 and all(isinstance(x, int) and not isinstance(x, bool) for x in value)
+
+
+def _is_board(value: Any) -> bool:
+    return isinstance(value, list) and len(value) == 3 and all(isinstance(row, list) and len(row) == 3 for row in value)
+
+
+KINDS: dict[str, tuple[Callable[[Any], bool], str]] = {
+    "mark": (lambda v: v in (ref.X, ref.O), "X or O"),
+    "winner": (lambda v: v is None or v in (ref.X, ref.O), "X, O or None"),
+    "set": (lambda v: isinstance(v, set), "a set"),
+    "bool": (lambda v: isinstance(v, bool), "True or False (a bool)"),
+    "int": (lambda v: isinstance(v, int) and not isinstance(v, bool), "an int"),
+    "board": (_is_board, "a board: a list of three rows, each a list of three squares"),
+    "ten ints": (lambda v: isinstance(v, list) and len(v) == 10 and all(isinstance(x, int) for x in v), "a list of ten ints, B[0] to B[9]"),
+    "action": (lambda v: v is None or _is_action(v), "an action: a tuple (i, j), or None if the game is over"),
+    "move": (_is_action, "a move: a tuple (board, cell)"),
+}
+
+
+def _visible(error: CheckFailed) -> CheckFailed:
+    """Return `error` marked to show as its message alone in a kernel (no traceback)."""
+    _install_display()
+    error._from_check = True  # type: ignore[attr-defined]
+    return error
+
+
+def _not_written(name: str, raised: Optional[BaseException] = None) -> NotImplementedError:
+    """Return the NotImplementedError a visible test shows for a stub: its message alone, no traceback.
+
+    With the error `raised`, the stub named is the function that raised it (a `result` that
+    calls an unwritten `player` names `player`).
+    """
+    if raised is not None:
+        frames = traceback.extract_tb(raised.__traceback__)
+        if frames and frames[-1].name.isidentifier() and frames[-1].name != "<module>":
+            name = frames[-1].name
+    error = NotImplementedError(f"{name} is not written yet: replace `raise NotImplementedError()` with your code.")
+    _install_display()
+    error._from_check = True  # type: ignore[attr-defined]
+    return error
+
+
+def _graded_as(call: str) -> tuple[str, Optional[str]]:
+    """Return the function a visible test's `call` names (``winner`` for ``"winner(board)"``), and
+    the check that grades it (None if none does)."""
+    found = re.match(r"\s*([A-Za-z_]\w*)\s*\(", call or "")
+    name = found.group(1) if found else ""
+    kind = _KIND_OF_NAME.get(name, name)
+    return name, kind if kind in REFERENCE else None
+
+
+def _refuse_visibly(function: Any, name: str, kind: Optional[str]) -> list[Callable]:
+    """Raise the hidden check's CheckFailed, shown as its message alone, if `function` is or
+    uses what the check for `kind` refuses; return the functions to switch off while it runs."""
+    if kind is None or _ALLOWED[-1] or not callable(function):
+        return []
+    try:
+        _refuse_reference(function, name, kind)
+    except CheckFailed as error:
+        raise _visible(error) from None
+    return _forbidden_objects(kind)
+
+
+def returned(function: Callable, board: Any, *args: Any, call: Optional[str] = None, seconds: Optional[float] = None,
+             slow: str = "", drawn: Any = None, what: str = "board") -> Any:
+    """Return ``function(board, *args)``, or raise CheckFailed saying what went wrong.
+
+    It fails if the function raises (NotImplementedError, the stub, is raised again saying so),
+    changes the `board` it was given, or, with `seconds`, is still running after using that
+    many seconds of CPU time (then `slow`, a hint, follows the message). The message names the call (`call`, or
+    one made from the function's name), draws the board as it was before the call (or `drawn`,
+    the position `board` stands for, when it is not a board itself: `what` names it, say
+    "list B"), and points at the line of the student's code that raised.
+    """
+    __tracebackhide__ = True  # noqa: F841
+    call = call or f"{getattr(function, '__name__', 'the function')}({', '.join(['board', *map(repr, args)])})"
+    name, graded = _graded_as(call)
+    off = _refuse_visibly(function, name, graded)
+    before = copy.deepcopy(board)
+    picture = before if drawn is None else drawn
+    try:
+        with _deadline(seconds), _reference_off(off):
+            got = function(board, *args)
+    except NotImplementedError as stub:
+        raise _not_written(name, stub) from None
+    except ReferenceCalled as called:
+        raise _visible(_used_reference(name, str(called))) from None
+    except _OutOfTime:
+        raise _visible(_fail(call, picture, f"still searching after {seconds:g} s of CPU time" + (f": {slow}" if slow else ""))) from None
+    except Exception as error:  # noqa: BLE001  (what the student's function raised is the answer)
+        where = _student_line(error).removesuffix(": ")
+        raise _visible(_fail(call, picture, f"raised {type(error).__name__}: {error}", note=f"(raised {where})" if where else "")) from None
+    if board != before:
+        changed = draw(board) if _text_or_none(board) is not None else f"    {board!r}"
+        was = "" if _text_or_none(before) is not None else f", {before!r}"
+        raise _visible(_fail(call, picture, f"{name} changed the {what} it was given (drawn here as it was before the call).",
+                             expected=f"the {what} left as it was{was}", got=f"the {what} changed to\n{changed}",
+                             note=f"{name} must leave the {what} it is given as it was: copy it (copy.deepcopy) and change the copy."))
+    return got
+
+
+def legal_only(function: Callable, *, game: Any = None, args: tuple = (), seconds: Optional[float] = None,
+               slow: str = "") -> Callable[[Any], Any]:
+    """Return a player that calls `function` and returns its move if it is legal.
+
+    Without `game`, a CS50 player: `function(board)` must return a free square (i, j). With a
+    game (nine-board, say), `function(state, *args)` must return one of ``game.moves(state)``. On
+    anything else (an error, the stub, a changed board, an illegal move, or a call still
+    running after `seconds`) it raises CheckFailed with the board drawn, so a game between
+    players stops with what went wrong and where, and never in the package's code.
+    """
+
+    @functools.wraps(function)
+    def play(board: Any) -> Any:
+        __tracebackhide__ = True  # noqa: F841
+        name = getattr(function, "__name__", "the function")
+        if game is not None:
+            call = f"{name}({', '.join(['state', *map(repr, args)])})"
+            move = returned(function, board, *args, call=call, seconds=seconds, slow=slow)
+            expect(move, call=call, kind="move", board=board, accept=game.moves(board),
+                   why=f"your {name} returned {move!r} on this position: a player must return a legal move (board, cell)")
+            return move
+        move = returned(function, board, seconds=seconds, slow=slow)
+        expect(move, call=f"{name}(board)", kind="action", board=board, accept=sorted(ref.actions(board)),
+               why=f"your {name} returned {move!r} on this board: a player must return a free square (i, j)")
+        return move
+
+    return play
+
+
+class _CountingPlays:
+    """A game whose ``play`` counts its calls; everything else is the game's own."""
+
+    def __init__(self, game: Any) -> None:
+        self._game = game
+        self.plays = 0
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._game, name)
+
+    def play(self, state: Any, move: Any) -> Any:
+        self.plays += 1
+        return self._game.play(state, move)
+
+
+def prunes(function: Callable, state: Any, depth: int, *, seconds: float = 10) -> Optional[bool]:
+    """Return True if ``function(state, depth)`` plays fewer moves than a search without pruning would, False if not.
+
+    The moves are counted through the notebook's ``game.play``; None if they cannot be (no
+    `game` in the function's namespace) or the search raises or runs past `seconds`. For
+    lesson 6's match, so its hint about pruning goes only to a search that does not prune.
+    """
+    namespace = getattr(_plain(function), "__globals__", {})
+    game = namespace.get("game")
+    if not isinstance(game, Game):
+        return None
+    counting = _CountingPlays(game)
+    try:
+        with substituted(namespace, game=counting), _deadline(seconds):
+            function(state, depth)
+    except (Exception, _OutOfTime):  # noqa: BLE001  (the visible tests say what is wrong; here: unknown)
+        return None
+
+    def full(s: Any, d: int) -> int:
+        if d == 0 or game.is_terminal(s):
+            return 0
+        return sum(1 + full(game.play(s, m), d - 1) for m in game.moves(s))
+
+    return counting.plays < full(state, depth)
+
+
+def shown(board: Any, *, made_by: str) -> Any:
+    """Return ``ttt.draw.draw_board(board)``, or, for a board no game can reach, raise CheckFailed saying why.
+
+    For a lesson's demonstration cells: a board made by the student's functions (`made_by`,
+    say "your player and result") is drawn if it is a real position; otherwise the message
+    draws it as text and says what is impossible about it.
+    """
+    __tracebackhide__ = True  # noqa: F841
+    from ttt.draw import draw_board
+
+    text = _text_or_none(board)
+    if text is None:
+        raise _visible(_fail(f"the board {made_by} made", board, "is not a board: three lists of three squares, each X, O or EMPTY"))
+    try:
+        classic.check_reachable(text)
+    except ValueError as why:
+        raise _visible(_fail(f"the board {made_by} made", board, f"cannot happen in a game: {why}")) from None
+    return draw_board(text)
+
+
+def expect_at_most(got: int, limit: int, *, what: str, hint: str = "") -> None:
+    """Return None if `got` <= `limit`, else raise CheckFailed: 'what: got, at most limit', and the hint."""
+    __tracebackhide__ = True  # noqa: F841
+    if got > limit:
+        raise _visible(_failure(what, f"{got:,} is more than the limit", [], expected=f"at most {limit:,}", got=f"{got:,}", note=hint, checked=""))
+
+
+def expect(got: Any, expected: Any = None, *, call: str, kind: Optional[str] = None, board: Any = None,
+           accept: Optional[Iterable[Any]] = None, why: str = "") -> None:
+    """Return None if `got` (what ``call`` returned) is right, else raise CheckFailed.
+
+    First the type: `got` must be of `kind` (a key of `KINDS`: 'set', 'bool', 'action', ...).
+    Then the value: equal to `expected`, or, with `accept`, one of those. The message names the
+    call and `why`, draws `board`, and says what was expected and what was returned, as the hidden
+    checks' messages do.
+    """
+    __tracebackhide__ = True  # noqa: F841
+    name, graded = _graded_as(call)
+    _refuse_visibly(sys._getframe(1).f_globals.get(name), name, graded)
+    if accept is not None:
+        accept = list(accept)
+        wanted = " or ".join(map(_shown, accept[:6])) + (f" or ... ({len(accept)} in all)" if len(accept) > 6 else "")
+    else:
+        wanted = _shown(expected)
+    if kind is not None:
+        fits, name = KINDS[kind]
+        if not fits(got):
+            raise _visible(_fail(call, board, f"should return {name}, not {_kind_of(got)}", expected=wanted, got=_shown(got)))
+    right = got in accept if accept is not None else got == expected
+    if not right:
+        raise _visible(_fail(call, board, why or "wrong answer", expected=wanted, got=_shown(got)))
+
+
+def expect_raises(function: Callable, *args: Any, error: type = ValueError, call: str, board: Any = None, why: str = "",
+                  message: bool = False) -> None:
+    """Return None if ``function(*args)`` raises `error` (or a subclass), else raise CheckFailed saying what it did.
+
+    With `message`, the error must also say why (a message that is not empty).
+    """
+    __tracebackhide__ = True  # noqa: F841
+    try:
+        got = function(*args)
+    except error as raised:
+        if message and not str(raised).strip():
+            raise _visible(_fail(call, board, f"raised {error.__name__} without a message" + (f" ({why})" if why else ""),
+                                 expected=f'{error.__name__} with a message saying why, e.g. raise {error.__name__}("...")',
+                                 got=f"{type(raised).__name__}()")) from None
+        return
+    except NotImplementedError as stub:
+        raise _not_written(getattr(function, "__name__", "the function"), stub) from None
+    except Exception as other:  # noqa: BLE001  (what the student's function raised is the answer)
+        problem = f"expected {error.__name__}, got {type(other).__name__}" + (f" ({why})" if why else "")
+        raise _visible(_fail(call, board, problem, expected=f"{error.__name__} raised",
+                             got=f"{type(other).__name__} raised: {other}")) from None
+    raise _visible(_fail(call, board, f"returned instead of raising {error.__name__} ({why})" if why else f"returned instead of raising {error.__name__}",
+                         expected=f"{error.__name__} raised", got=_show(got)))
+
+
+def expect_endings(winner: Callable, terminal: Callable, utility: Callable) -> None:
+    """Return None if `winner`, `terminal` and `utility` are right on every reachable position, else raise CheckFailed.
+
+    For lesson 2's count of endings: the message names the function that is wrong first
+    (winner before terminal and utility, which use it), draws the board, and says what was
+    expected and what it returned, so a bug in `winner` is not blamed on the others.
+    """
+    __tracebackhide__ = True  # noqa: F841
+    for text in classic.reachable_positions():
+        board = _board(text)
+        expect(returned(winner, board, call="winner(board)"), ref.winner(board), call="winner(board)", kind="winner", board=board,
+               why="wrong winner on a position the count includes (terminal and utility use your winner)")
+        expect(returned(terminal, board, call="terminal(board)"), ref.terminal(board), call="terminal(board)", kind="bool",
+               board=board, why="the game is over when someone has three in a row or every square is filled")
+        if ref.terminal(board):
+            expect(returned(utility, board, call="utility(board)"), ref.utility(board), call="utility(board)", kind="int",
+                   board=board, why="X wins: 1; O wins: -1; a tie: 0")
+
+
+def optimal_actions(board: Board) -> set[tuple[int, int]]:
+    """Return the set of optimal actions (i, j) for the player to move on a CS50 board (empty if the game is over)."""
+    return {_action(square) for square in classic.optimal_moves(ref.to_text(board))}
