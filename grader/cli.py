@@ -18,6 +18,8 @@ import os
 import sys
 from pathlib import Path
 
+from grader.cs50file import CPU_SECONDS
+
 
 def _names(text: str | None) -> list[str] | None:
     return [t for t in text.split(",") if t] if text else None
@@ -67,7 +69,8 @@ def _parser() -> argparse.ArgumentParser:
     sub = command("check", "grade a plain CS50-format tictactoe.py with the lessons' checks")
     sub.add_argument("file", type=Path, help="the student's tictactoe.py")
     sub.add_argument("--json", action="store_true", help="print the results as JSON")
-    sub.add_argument("--timeout", type=float, default=60, help="seconds each check may take (default 60)")
+    sub.add_argument("--timeout", type=float, default=CPU_SECONDS,
+                     help=f"CPU seconds each function's check may use (default {CPU_SECONDS})")
     return parser
 
 

@@ -48,6 +48,9 @@ KEPT = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Import, ast.Imp
 EXACT = (type(None), bool, int, float, complex, str, bytes)
 CONTAINERS = (tuple, list, set, frozenset, dict)
 MEMORY_MB = 2048
+# What nbgrader tells its kernels, told to the re-check too: the lessons' demonstrations (a whole
+# game tree, a tournament) shrink while graded, here as in the notebook (``ttt.autograding``).
+RECHECK_ENV = {"NBGRADER_EXECUTION": "autograde"}
 _MISSING = object()
 
 
@@ -129,7 +132,7 @@ def run(path: Path, *, timeout: float = 120.0) -> tuple[dict[str, tuple[bool, st
         limit = 5 * timeout * (len(cells) - start) + 120
         try:
             done = subprocess.run(command, input=key.hex() + "\n", capture_output=True, text=True, timeout=limit,
-                                  cwd=Path(path).parent, errors="replace")
+                                  cwd=Path(path).parent, errors="replace", env=RECHECK_ENV | dict(os.environ))
             out, why = done.stdout, f"the process stopped (exit code {done.returncode})"
         except subprocess.TimeoutExpired as expired:
             out = expired.stdout.decode(errors="replace") if isinstance(expired.stdout, bytes) else (expired.stdout or "")
@@ -255,15 +258,29 @@ def _exact(value, depth: int = 0) -> str | None:
     return f"{kind.__name__} (a subclass of {bases[0]})" if bases else None
 
 
+_CALLING = [False]  # True while one of the submission's functions runs
+
+
 def _guarded(function, notes: list):
-    """Returns `function` wrapped so that what it returns must be of an exact built-in type."""
+    """Returns `function` wrapped so that what it returns to the grader must be of an exact built-in type.
+
+    Only the outermost call is looked at: what the submission's functions return to each other
+    (minimax to itself, millions of times) never reaches one of the grader's comparisons, and
+    whatever they pass on to the grader is looked at when the outermost call returns it.
+    """
     import functools
 
     from grader.checks import CheckFailed
 
     @functools.wraps(function)
     def exact(*args, **kwargs):
-        value = function(*args, **kwargs)
+        if _CALLING[0]:  # called by the submission's own code: the grader never sees this value
+            return function(*args, **kwargs)
+        _CALLING[0] = True
+        try:
+            value = function(*args, **kwargs)
+        finally:
+            _CALLING[0] = False
         bad = _exact(value)
         if bad:
             note = f"{function.__name__} returned a {bad}, not a plain built-in value"

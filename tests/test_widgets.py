@@ -110,7 +110,7 @@ def test_clicks_after_the_end_are_refused_and_the_winning_line_is_sent():
         board.click(next(s for line in LINES for s in line if board.state[s] == "." and
                          sum(board.state[t] == "X" for t in line) == 2))
     assert GAME.winner(board.state) == "X" and "you beat the computer" in board.status
-    assert board.line == list(board.winning_line()) and len(board.line) == 3 and board.won_by == "you"
+    assert board.line == list(board.game.winning_line(board.state)) and len(board.line) == 3 and board.won_by == "you"
     state = board.state
     board.click(board.state.index("."))
     assert board.state == state and "The game is over" in board.status

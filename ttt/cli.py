@@ -23,7 +23,6 @@ from ttt.play import Session, match, play_game
 
 __all__ = ["main", "match", "play_game"]  # `from ttt.cli import play_game, match` still works
 
-DEFAULT_AI = {"tictactoe": "minimax", "nine-board": "default", "ultimate": "default"}  # the unbeatable (or strongest) player of each game
 
 
 class UsageError(Exception):
@@ -33,7 +32,7 @@ class UsageError(Exception):
 # --- ttt play --------------------------------------------------------------------------------
 
 def _player_for(name: Optional[str], game: str, seed: Optional[int], *, seconds: Optional[float] = None) -> Callable[[Any], Any]:
-    name = name or DEFAULT_AI.get(game, "default")
+    name = name or get_game(game).default_player
     if seconds is not None and not seconds > 0:
         raise UsageError(f"--time must be a positive number of seconds, not {seconds}")
     try:
@@ -62,7 +61,7 @@ def _ask(prompt: str, stdin: TextIO, stdout: TextIO) -> str:
 def cmd_play(args: argparse.Namespace, stdin: TextIO = sys.stdin, stdout: TextIO = sys.stdout) -> int:
     """Play one game against a computer player in the terminal (as in the CSC 242 write-up and the win-block-best-square game)."""
     game = get_game(args.game)
-    ai = _player_for(args.ai, args.game, args.seed, seconds=getattr(args, "time", None))
+    ai = _player_for(args.ai, args.game, args.seed, seconds=args.time)
     out = stdout.write
     out(game.instructions + "\n")
     try:
@@ -122,7 +121,7 @@ def cmd_match(args: argparse.Namespace, stdout: TextIO = sys.stdout) -> int:
         raise UsageError(f"-n must be at least 1, not {args.n}")
     game = get_game(args.game)
     seed = args.seed
-    seconds = getattr(args, "time", None)
+    seconds = args.time
     a = _player_for(args.a, args.game, seed, seconds=seconds)
     b = _player_for(args.b, args.game, None if seed is None else seed + 1, seconds=seconds)
     outcome = match(game, a, b, games=args.n, names=(args.a, args.b), progress=not args.json and sys.stderr.isatty())

@@ -38,6 +38,11 @@ itself, whose names stay as they were):
 - `display`: the IPython hook that shows a failing check without a traceback;
 - `visible`: the visible tests' API (`expect`, `returned`, ...);
 - `rules`, `players`, `minimax`, `nineboard`: the checks of lessons 1-2, 3, 4-5 and 6.
+
+A name with a leading underscore belongs to the package: its modules share it, and it may change
+with them. Lessons and hidden tests use the names exported here; the grader's own tools reach a
+few hooks in the module that holds them (``student._FRESH`` and ``student._NOTE`` for
+``ttt-grader check``, ``failures._OutOfTime`` for the re-check).
 """
 
 from __future__ import annotations

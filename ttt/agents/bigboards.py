@@ -13,9 +13,8 @@ from typing import Any, Sequence
 
 from ttt import search
 from ttt.agents import register
-from ttt.games import get_game
+from ttt.games import BIG_BOARD_GAMES, get_game
 
-GAMES = ("nine-board", "ultimate")
 
 
 def _require_moves(game: Any, state: Any) -> Sequence:
@@ -108,5 +107,5 @@ def _register(game_name: str) -> None:
         register(name, game=game_name)(make)
 
 
-for _name in GAMES:
+for _name in BIG_BOARD_GAMES:
     _register(_name)

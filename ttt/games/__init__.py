@@ -13,6 +13,8 @@ _GAMES = {
     "ultimate": ("ttt.games.ultimate", "Ultimate"),
 }
 
+BIG_BOARD_GAMES = ("nine-board", "ultimate")  # the games on nine small boards (``ttt.games.bigboard``)
+
 
 def game_names() -> list[str]:
     """Return the names `get_game` accepts."""
@@ -27,4 +29,4 @@ def get_game(name: str = "tictactoe") -> Game:
     return getattr(import_module(module), cls)()
 
 
-__all__ = ["Game", "TicTacToe", "game_names", "get_game"]
+__all__ = ["BIG_BOARD_GAMES", "Game", "TicTacToe", "game_names", "get_game"]

@@ -5,7 +5,7 @@ moves first and is MAX; O is MIN. ``utility`` is from X's point of view.
 
 A game declares what callers may need to know about it (`win_value`, whether it has a
 heuristic `evaluate`, its `instructions` and `move_prompt`) and inherits sensible defaults for
-the optional parts (`format_numbered`, `grid`, `outcome`) by subclassing `Game`, so no caller
+the optional parts (`format_numbered`, `grid`, `winning_line`, `outcome`) by subclassing `Game`, so no caller
 has to probe a game with ``getattr`` or test its name.
 """
 
@@ -28,6 +28,7 @@ class Game(Protocol[State, Move]):
     evaluate: ClassVar[Optional[Callable[..., float]]] = None  # a heuristic value for X, if the game has one
     instructions: ClassVar[str] = ""  # how to play, shown before a game in the terminal
     move_prompt: ClassVar[str] = "Your move: "  # what the terminal asks a person for
+    default_player: ClassVar[str] = "random"  # the registered player the terminal and the widgets start with
 
     def initial(self) -> State:
         """Return the starting position."""
@@ -74,6 +75,10 @@ class Game(Protocol[State, Move]):
     def grid(self, state: State) -> Optional[tuple[str, ...]]:
         """Return the board as rows of one-character squares, if it is drawn as one grid (else None)."""
         return None
+
+    def winning_line(self, state: State) -> tuple[int, ...]:
+        """Return the squares of the line that won the game, as the game numbers squares; () if none has."""
+        return ()
 
     def outcome(self, state: State) -> Optional[str]:
         """Return how the game ended: 'X' or 'O' (the winner) or 'draw'; None while it goes on."""

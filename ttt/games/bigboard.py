@@ -238,6 +238,7 @@ class BigBoardGame(Game[BigState, Move]):
 
     name = "big-board"
     win_value = WIN_VALUE
+    default_player = "default"  # iterative-deepening alpha-beta with the game's heuristic
     move_prompt = MOVE_PROMPT
     line_count_evaluate = staticmethod(line_count_evaluate)  # the CSC 242 write-up's line heuristic, the same on both games
 

@@ -309,6 +309,7 @@ class TicTacToe(Game[Board, Square]):
     name = "tictactoe"
     instructions = INSTRUCTIONS
     move_prompt = "Your move (0-8): "
+    default_player = "minimax"  # unbeatable
 
     def initial(self) -> Board:
         return EMPTY_BOARD
@@ -332,6 +333,12 @@ class TicTacToe(Game[Board, Square]):
     @staticmethod
     def format_numbered(board: Board) -> str:
         return format_board(board, numbered=True)
+
+    @staticmethod
+    def winning_line(board: Board) -> tuple[int, ...]:
+        """Return the three squares of the first completed line, or () if nobody has won."""
+        lines = completed_lines(board)
+        return lines[0] if lines else ()
 
     @staticmethod
     def grid(board: Board) -> tuple[str, ...]:

@@ -11,10 +11,9 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from ttt import agents
-from ttt.games import get_game
+from ttt.games import BIG_BOARD_GAMES, get_game
 from ttt.widgets.board import GameBoard
 
-GAMES = ("nine-board", "ultimate")
 
 
 class BigBoard(GameBoard):
@@ -36,8 +35,8 @@ class BigBoard(GameBoard):
         seed: Optional[int] = None,
         seconds: float = 1.0,
     ) -> None:
-        if game not in GAMES:
-            raise ValueError(f"unknown game {game!r}; BigBoard plays: {', '.join(GAMES)}")
+        if game not in BIG_BOARD_GAMES:
+            raise ValueError(f"unknown game {game!r}; BigBoard plays: {', '.join(BIG_BOARD_GAMES)}")
         names = agents.names(game)
         if opponent not in names:
             raise ValueError(f"unknown player {opponent!r}; choose one of: {', '.join(names)}")
@@ -68,10 +67,6 @@ class BigBoard(GameBoard):
     def playable(self) -> list[int]:
         """Return the boards the player to move may play on (none when the game is over)."""
         return self.game.playable_boards(self.state)
-
-    def highlights(self) -> list[int]:
-        """Return the squares of the line that won: three cells (nine-board) or three boards' cells (ultimate)."""
-        return list(self.game.winning_line(self.state))
 
     def your_move(self) -> str:
         if self.state.sent_to is None:

@@ -17,7 +17,7 @@ import traitlets
 
 from ttt import agents
 from ttt.errors import InvalidActionError
-from ttt.games.classic import LINES, TicTacToe, format_board
+from ttt.games.classic import TicTacToe, format_board
 from ttt.play import Session
 from ttt.trace import Trace, record, record_calls
 from ttt.widgets.base import Widget, shows_errors
@@ -100,8 +100,8 @@ class GameBoard(Widget):
         raise NotImplementedError
 
     def highlights(self) -> list[int]:
-        """Return the squares of the winning line (none while nobody has won)."""
-        raise NotImplementedError
+        """Return the squares of the winning line (none while nobody has won), as the game numbers them."""
+        return list(self.game.winning_line(self.state))
 
     def squares_text(self) -> str:
         raise NotImplementedError
@@ -267,17 +267,6 @@ class PlayableBoard(GameBoard):
 
     def squares_text(self) -> str:
         return self.session.state
-
-    def highlights(self) -> list[int]:
-        return list(self.winning_line())
-
-    def winning_line(self) -> tuple[int, ...]:
-        """Return the three squares of the winning line, or () if nobody has won."""
-        for line in LINES:
-            a, b, c = (self.state[s] for s in line)
-            if a == b == c != ".":
-                return line
-        return ()
 
     def click(self, square: int) -> None:
         """Click the square numbered `square` (0-8, row by row), as a person would."""
