@@ -90,11 +90,9 @@ def _caption(trace: Trace, nodes: dict[int, TraceNode]) -> str:
     if not trace.true_values:
         return ""
     parts = []
-    root = min(nodes) if nodes else None
-    if trace.chosen is not None and root is not None:
+    if trace.chosen is not None and nodes:
         said = f"your code chose square {trace.game.move_name(trace.chosen)} (the bold edge)"
-        child = next((c for c in nodes[root].children if nodes[c].move == trace.chosen), None)
-        best, got = trace.true_values.get(root), trace.true_values.get(child) if child is not None else None
+        best, got = trace.chosen_values()
         if best is not None and got is not None and got != best:
             said += f": not an optimal move (with best play {number(got)} after it; the best move gives {number(best)})"
         parts.append(said)

@@ -175,6 +175,16 @@ class Trace:
             "pruned": sum(len(e.skipped) for e in events if isinstance(e, Cutoff)),
         }
 
+    def chosen_values(self) -> tuple[Optional[float], Optional[float]]:
+        """Return (the root's true value, the true value after the move the recorded search chose),
+        each None where unknown: the chosen move is optimal when the two are equal."""
+        nodes = self.nodes
+        if not nodes or self.chosen is None:
+            return None, None
+        root = min(nodes)
+        child = next((c for c in nodes[root].children if nodes[c].move == self.chosen), None)
+        return self.true_values.get(root), self.true_values.get(child) if child is not None else None
+
     def wrong_values(self) -> dict[int, tuple[float, float]]:
         """Return node id -> (value the search gave it, its true value) where those differ.
 
