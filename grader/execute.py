@@ -78,6 +78,8 @@ class SafeExecute(Execute):
     extra_arguments = List(["--HistoryManager.hist_file=:memory:"], help=Execute.extra_arguments.help).tag(config=True)
     max_output_bytes = Integer(1_000_000, help="Most output kept per cell while it runs (bytes).").tag(config=True)
     restart_limit = Integer(3, help="Kernel restarts allowed per notebook before giving up.").tag(config=True)
+    startup_timeout = Integer(300, help="Seconds a kernel may take to start: on a busy machine it can take minutes, "
+                              "which is never the submission's fault.").tag(config=True)
     spare_kernel = Bool(True, help="Start the next notebook's kernel while this one runs.").tag(config=True)
     shutdown_kernel = Unicode("immediate", help="How to stop a kernel after its notebook: it is thrown away, so at once.").tag(config=True)
     memory_mb = Integer(DEFAULT_MEMORY_MB, help="Memory cap of the grading kernel (MB).").tag(config=True)
