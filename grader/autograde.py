@@ -435,6 +435,11 @@ def _failure(result: dict) -> str:
     return (found[-1] if found else "unknown error")[:200]
 
 
+def _no_kernel(result: dict) -> bool:
+    """True if nbgrader could not grade because the kernel did not answer its first request."""
+    return not result["success"] and any(words in _failure(result) for words in KERNEL_NOT_STARTED)
+
+
 def grade_unit(student: str, lesson: str, *, last: bool = False) -> dict:
     """Grades one submission in this worker (``last``: no kernel is started ahead for a next
     one); returns its grades, problems, output folder and the fingerprint of what was graded.
@@ -454,10 +459,14 @@ def grade_unit(student: str, lesson: str, *, last: bool = False) -> dict:
         problems, print_ = stage(w["course"], student, lesson, into=staged, coursedir=w["master"])
         result = api.autograde(lesson, student, force=True, create=True)
         for _ in range(2):  # a kernel that did not start is the machine's trouble, never the submission's
-            if result["success"] or not any(words in _failure(result) for words in KERNEL_NOT_STARTED):
+            if not _no_kernel(result):
                 break
             shutil.rmtree(out, ignore_errors=True)
             result = api.autograde(lesson, student, force=True, create=True)
+        if _no_kernel(result):
+            # still no kernel: the unit fails, to be graded on the next run; a blank grade would be a lost one
+            return {"student": student, "lesson": lesson, "fingerprint": print_,
+                    "error": f"the grading kernel did not start, three times ({_failure(result)}); run autograde again"}
         if not result["success"]:
             failure = _failure(result)
             why = f"nbgrader could not grade the submission ({failure})"
