@@ -435,9 +435,14 @@ def _failure(result: dict) -> str:
     return (found[-1] if found else "unknown error")[:200]
 
 
+def kernel_did_not_start(text: str) -> bool:
+    """True if `text` (an error, a log) says a kernel did not answer its first request."""
+    return any(words in text for words in KERNEL_NOT_STARTED)
+
+
 def _no_kernel(result: dict) -> bool:
     """True if nbgrader could not grade because the kernel did not answer its first request."""
-    return not result["success"] and any(words in _failure(result) for words in KERNEL_NOT_STARTED)
+    return not result["success"] and kernel_did_not_start(_failure(result))
 
 
 def grade_unit(student: str, lesson: str, *, last: bool = False) -> dict:

@@ -15,7 +15,7 @@ from typing import Callable, Iterable, TypeVar
 
 import nbformat
 
-from grader.autograde import KERNEL_NOT_STARTED  # a kernel slow to start on a busy machine
+from grader.autograde import kernel_did_not_start  # a kernel slow to start on a busy machine
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -49,7 +49,7 @@ def execute(source: Path, target: Path, *, timeout: int = 120, env: dict | None 
     for attempt in range(3):  # a kernel too slow to start on a busy machine is started again
         done = subprocess.run([sys.executable, "-c", RUN, str(source), str(target), str(source.parent), str(timeout)],
                               capture_output=True, text=True, env={**os.environ, **(env or {})})
-        if done.returncode == 0 or not any(words in done.stderr for words in KERNEL_NOT_STARTED):
+        if done.returncode == 0 or not kernel_did_not_start(done.stderr):
             break
     if done.returncode != 0:
         raise AssertionError(f"running {source.name} failed (exit code {done.returncode}):\n{done.stderr[-3000:]}")

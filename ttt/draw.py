@@ -110,6 +110,11 @@ def _window_text(node: TraceNode) -> str:
 # --- boards ------------------------------------------------------------------------------------
 
 
+def drawn_as_grid(game: Any) -> bool:
+    """Return True if the game draws its boards as one grid of squares (``game.grid``), not as text."""
+    return game.grid(game.initial()) is not None
+
+
 def board_label(game: Any, state: Any, move: Any = None) -> str:
     """Return a board as an HTML-like graphviz TABLE (without the outer ``<`` ``>``).
 
@@ -205,7 +210,7 @@ def draw_board(board: Any, *, game: Any = None, highlight: tuple = ()) -> BoardP
     `game`, any state of that game (drawn as ``game.format(state)``). Raises InvalidBoardError
     saying why for a board that is not one. `highlight` shades squares (a winning line, say).
     """
-    if game is not None and game.grid(game.initial()) is None:
+    if game is not None and not drawn_as_grid(game):
         return TextPicture(game.format(board))
     from ttt.games.classic import parse_board
 

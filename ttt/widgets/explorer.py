@@ -17,7 +17,7 @@ from typing import Any, Optional
 
 import traitlets
 
-from ttt.draw import _plan, _value_text, _window_text, number, step_sentence, step_sentences
+from ttt.draw import _plan, _value_text, _window_text, drawn_as_grid, number, step_sentence, step_sentences
 from ttt.errors import InvalidBoardError
 from ttt.games.classic import TicTacToe
 from ttt.search import Cutoff, Enter, Exit, Leaf
@@ -44,7 +44,7 @@ def tree_data(trace: Trace, *, max_depth: Optional[int] = None, max_nodes: Optio
     shown = set(plan.shown)
     known = trace.reports_values
     windows = trace.has_windows
-    grid = _drawn_as_grid(game)
+    grid = drawn_as_grid(game)
 
     def anchor(i: int) -> int:
         return i if i in shown else plan.hidden_by.get(i, plan.shown[0] if plan.shown else i)
@@ -176,14 +176,14 @@ class SearchExplorer(Widget):
             algorithm=algorithm if algorithm in algorithms else "alphabeta",
             ordered=ordered,
             depth=depth or 2,
-            editor=_drawn_as_grid(self.game),
+            editor=drawn_as_grid(self.game),
         )
         if trace is not None:
             self.editable = False
             self.show(trace)
         else:
             state = self.game.parse(board)  # a bad board is an error here, saying why
-            self.position = "/".join(self.game.grid(state)) if _drawn_as_grid(self.game) else board
+            self.position = "/".join(self.game.grid(state)) if drawn_as_grid(self.game) else board
             self._search_again()
         self.observe(self._search_again, names=["position", "algorithm", "ordered", "depth"])
 
@@ -244,11 +244,6 @@ class SearchExplorer(Widget):
         c = self.trace.counts(self.step)
         return (f"Nodes visited: {c['nodes']} of {self.trace.node_count}. Cut-offs: {c['cutoffs']}, "
                 f"pruning {c['pruned']} move{'' if c['pruned'] == 1 else 's'}.")
-
-
-def _drawn_as_grid(game: Any) -> bool:
-    """Return True if the game draws its boards as one grid of squares (then a person edits the position square by square)."""
-    return game.grid(game.initial()) is not None
 
 
 def _board_text(text: str) -> str:
