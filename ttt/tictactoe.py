@@ -10,6 +10,8 @@ utility 1; it is -1 (X is MAX, O is MIN).
 
 from __future__ import annotations
 
+import functools
+
 from ttt.errors import InvalidActionError, InvalidBoardError
 from ttt.games import classic
 
@@ -34,7 +36,7 @@ def player(board):
 
 def actions(board):
     """Returns set of all possible actions (i, j) available on the board: its empty squares."""
-    return {divmod(s, 3) for s in classic.free_squares(to_text(board))}
+    return set(_actions(to_text(board)))
 
 
 def result(board, action):
@@ -47,7 +49,7 @@ def result(board, action):
     text = to_text(board)
     square = _square_of(action)
     try:
-        after = classic.play(text, square)
+        after = _play(text, square)
     except InvalidActionError as error:
         said = str(error).removesuffix(f" on {classic.format_board(text, inline=True)}")  # in CS50 words: no text board
         raise InvalidActionError(said.replace(f"square {square}", f"square {tuple(action)}")) from None
@@ -90,6 +92,10 @@ def to_text(board) -> str:
     Raises InvalidBoardError saying what is wrong if `board` is not 3 lists of 3 squares.
     """
     try:
+        if type(board) is list and len(board) == 3:  # the usual board, looked up a row at a time
+            first, second, third = board
+            if type(first) is list and type(second) is list and type(third) is list:
+                return _ROW_TEXT[tuple(first)] + _ROW_TEXT[tuple(second)] + _ROW_TEXT[tuple(third)]
         if len(board) == 3 and all(len(row) == 3 for row in board):
             return "".join(_SQUARE_CHAR[square] for row in board for square in row)
     except (TypeError, KeyError):
@@ -99,16 +105,41 @@ def to_text(board) -> str:
 
 def from_text(text: str):
     """Return a new CS50 board from nine characters (or any text ``ttt.games.classic.parse_board`` reads)."""
-    if len(text) != 9 or set(text) - set("XO."):
-        text = classic.parse_board(text)
-    chars = {"X": X, "O": O, ".": EMPTY}
-    return [[chars[text[r * 3 + c]] for c in range(3)] for r in range(3)]
+    try:
+        first, second, third = _rows(text) if len(text) == 9 else _rows(classic.parse_board(text))
+    except KeyError:  # nine characters, not all of them X, O and .
+        first, second, third = _rows(classic.parse_board(text))
+    return [list(first), list(second), list(third)]
+
+
+@functools.lru_cache(maxsize=None)
+def _actions(text: str) -> tuple:
+    """Return the actions (i, j) on the empty squares of a nine-character board."""
+    return tuple(divmod(s, 3) for s in classic.free_squares(text))
+
+
+# The board after a move, remembered: a search makes the same moves from the same boards again and again.
+_play = functools.lru_cache(maxsize=None, typed=True)(classic.play)
+
+
+@functools.lru_cache(maxsize=None)
+def _rows(text: str) -> tuple:
+    """Return the three rows of squares of a nine-character board."""
+    return tuple(_TEXT_ROW[text[r : r + 3]] for r in (0, 3, 6))
+
+
+# Each of the 27 rows of three squares and its text, both ways: a board is converted a row at a time.
+_ROW_TEXT = {(a, b, c): _SQUARE_CHAR[a] + _SQUARE_CHAR[b] + _SQUARE_CHAR[c]
+             for a in _SQUARE_CHAR for b in _SQUARE_CHAR for c in _SQUARE_CHAR}
+_TEXT_ROW = {text: row for row, text in _ROW_TEXT.items()}
 
 
 def _square_of(action) -> int:
     """Return the square number 0-8 of an action (i, j); raise InvalidActionError saying why not."""
     try:
         i, j = action
+        if type(i) is int and type(j) is int and 0 <= i <= 2 and 0 <= j <= 2:
+            return 3 * i + j
     except (TypeError, ValueError):
         raise InvalidActionError(
             f"action {action!r} is not a pair (i, j) of a row and a column, each 0, 1 or 2"
