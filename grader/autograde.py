@@ -217,6 +217,7 @@ def setup_worker(course: str, timeout: int | None, memory_mb: int | None, notebo
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
     config = grading_config(course_path, timeout=timeout, memory_mb=memory_mb, notebook_timeout=notebook_timeout)
+    config.SafeExecute.checks_apart = True  # the re-check that follows each notebook runs them
     config.CourseDirectory.source_directory = str(Path(STATE) / "run" / "source")
     config.CourseDirectory.release_directory = str(Path(STATE) / "run" / "release")
     master = coursedir_of(course_path, config)

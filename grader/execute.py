@@ -18,11 +18,14 @@ stock nbgrader lacks when a submission misbehaves:
 - a spare kernel is started while a notebook runs, so the next notebook does not wait for one.
 - the cells after the last test cell are not run (``run_after_last_test``): they cannot change
   a score, and in the lessons they are the demonstrations (plots, tournaments, widgets).
+- with ``checks_apart``, the hidden checks are left to the re-check (``grader.recheck``): the
+  kernel's environment says so (``grader.checks.display.APART_ENV``).
 """
 
 from __future__ import annotations
 
 import atexit
+import os
 import time
 
 from jupyter_client.manager import AsyncKernelManager
@@ -34,6 +37,7 @@ from nbgrader.preprocessors import Execute
 from nbgrader.utils import is_grade, is_solution
 from traitlets import Bool, Integer, List, Unicode
 
+from grader.checks.display import APART_ENV
 from grader.kernel import DEFAULT_MEMORY_MB, KERNEL_NAME
 
 _SPARES: dict[str, AsyncKernelManager] = {}  # kernel name -> a started kernel nobody uses yet
@@ -85,6 +89,8 @@ class SafeExecute(Execute):
     memory_mb = Integer(DEFAULT_MEMORY_MB, help="Memory cap of the grading kernel (MB).").tag(config=True)
     notebook_timeout = Integer(0, help="Seconds (wall time) a whole notebook may run; 0: no limit.").tag(config=True)
     run_after_last_test = Bool(False, help="Also run the cells after the last test cell (they cannot change a score).").tag(config=True)
+    checks_apart = Bool(False, help="Leave the hidden checks to the re-check, which runs them apart from the notebook "
+                        "(ttt-grader sets this: only where a re-check follows).").tag(config=True)
 
     def preprocess(self, nb, resources=None, km=None):
         """Runs every code cell, recovering from dead or hung kernels; returns (nb, resources)."""
@@ -101,7 +107,7 @@ class SafeExecute(Execute):
         self._ends = None  # set once the kernel is ready: the notebook's limit counts its cells' time
         self._last_test = len(nb.cells) if self.run_after_last_test else max(
             (i for i, c in enumerate(nb.cells) if c.cell_type == "code" and is_grade(c)), default=-1)
-        with self.setup_kernel():
+        with self.setup_kernel(**self._launch()):
             if self.spare_kernel and MORE_TO_COME[0]:
                 self._start_spare()
             reply = self.wait_for_reply(self.kc.kernel_info())
@@ -193,7 +199,7 @@ class SafeExecute(Execute):
             return
         self._cleanup_kernel()
         self.km = self.create_kernel_manager()
-        self.start_new_kernel()
+        self.start_new_kernel(**self._launch())
         self.start_new_kernel_client()
         try:
             for index in self._done:
@@ -201,6 +207,10 @@ class SafeExecute(Execute):
                     raise CellTimeoutError(f"cell {index} timed out again")
         except (DeadKernelError, CellTimeoutError):
             self._broken = f"not run: {why} while the cells above were run again"
+
+    def _launch(self) -> dict:
+        """The keyword arguments a kernel is started with: its environment, when the checks run apart."""
+        return {"env": os.environ | {APART_ENV: "1"}} if self.checks_apart else {}
 
     def _take_spare(self):
         km = _SPARES.pop(self.kernel_name, None)
@@ -213,7 +223,7 @@ class SafeExecute(Execute):
             return
         km = self.kernel_manager_class(kernel_name=self.kernel_name, config=self.config)
         try:
-            run_sync(km.start_kernel)(extra_arguments=list(self.extra_arguments))
+            run_sync(km.start_kernel)(extra_arguments=list(self.extra_arguments), **self._launch())
         except Exception as error:  # no spare: the next notebook starts its own kernel
             self.log.warning("Could not start a spare kernel: %s", error)
             return

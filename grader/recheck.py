@@ -16,14 +16,20 @@ has graded a notebook, ``recheck`` runs each graded test cell again in a fresh P
    so), wraps each function the submission defines so that what it returns must be of an exact
    built-in type (``type(x) is str``, recursively in containers: no subclass with its own
    ``__eq__``), and runs the test cell's own source (the instructor's, restored by nbgrader);
-4. reports each test cell's verdict with a success token, an HMAC of the cell and the verdict
-   under a key the grader gives the process on its standard input before any submission code
-   is loaded; a verdict without a valid token counts as a failure.
+4. reports each test cell's verdict and what the cell printed with a success token, an HMAC of
+   the cell, the verdict and the output under a key the grader gives the process on its standard
+   input before any submission code is loaded; a verdict without a valid token counts as a
+   failure.
+
+The hidden checks run here only: in ``ttt-grader``'s kernels they say they are left to the
+re-check and pass (``grader.checks.display``), so a test cell the kernel passed gets the
+re-check's output in place of the kernel's, and the feedback shows the checks' results.
 
 The grade of a cell is its re-check's verdict (full points or none); a submission is listed as
-suspicious when a cell nbgrader passed fails here, when its code changed the grader, the package
-or IPython's cell handling, or returned a non-exact type. Each cell also keeps nbgrader's time
-limit here; the whole re-check of a notebook has the notebook's cells' limits in total.
+suspicious when a cell nbgrader passed fails here other than in a check left to the re-check,
+when its code changed the grader, the package or IPython's cell handling, or returned a
+non-exact type. Each cell keeps nbgrader's time limit here, in CPU seconds; the whole re-check
+of a notebook has the notebook's cells' limits in total.
 
 This is a separate process, not a separate user: code in it could still read the process's
 memory (the key) or the grading user's files. A container or a separate user closes that.
@@ -32,14 +38,17 @@ memory (the key) or the grading user's files. A container or a separate user clo
 from __future__ import annotations
 
 import ast
+import contextlib
 import hashlib
 import hmac
+import io
 import json
 import os
 import secrets
 import subprocess
 import sys
 from pathlib import Path
+from typing import NamedTuple
 
 SUSPICIOUS_CALLS = {"ast_transformers", "input_transformers_post", "input_transformers_cleanup", "set_custom_exc",
                     "settrace", "setprofile", "register_magic_function", "run_cell", "events"}
@@ -51,11 +60,31 @@ MEMORY_MB = 2048
 # What nbgrader tells its kernels, told to the re-check too: the lessons' demonstrations (a whole
 # game tree, a tournament) shrink while graded, here as in the notebook (``ttt.autograding``).
 RECHECK_ENV = {"NBGRADER_EXECUTION": "autograde"}
+OUTPUT_CHARS = 20_000  # the most a test cell's output keeps here
 _MISSING = object()
 
 
-def _token(key: bytes, cell: str, passed: bool) -> str:
-    return hmac.new(key, f"{cell}:{'pass' if passed else 'fail'}".encode(), hashlib.sha256).hexdigest()
+class Verdict(NamedTuple):
+    """A test cell's re-check: passed or not, why not, what it printed, its error (name and
+    value, as the feedback shows it), and whether the error came from a hidden check (not a
+    visible test)."""
+
+    passed: bool
+    message: str = ""
+    output: str = ""
+    ename: str = ""
+    evalue: str = ""
+    hidden: bool = False
+
+
+def _token(key: bytes, cell: str, passed: bool, shown: str = "") -> str:
+    said = hashlib.sha256(shown.encode(errors="replace")).hexdigest()
+    return hmac.new(key, f"{cell}:{'pass' if passed else 'fail'}:{said}".encode(), hashlib.sha256).hexdigest()
+
+
+def _shown(record: dict) -> str:
+    """What a verdict's token vouches for beside the verdict: the output, the error and its source."""
+    return json.dumps([record.get(part, "") for part in ("message", "output", "ename", "evalue")] + [bool(record.get("hidden"))])
 
 
 # -- in the grader ----------------------------------------------------------------------------
@@ -71,6 +100,8 @@ def recheck_unit(folder: Path, grades: dict, *, timeout: float = 120.0) -> tuple
     change the verdict."""
     import nbformat
 
+    from grader.checks.display import APART
+
     suspicious: list[str] = []
     stopped = False
     for path in sorted(Path(folder).glob("*.ipynb")):
@@ -84,20 +115,35 @@ def recheck_unit(folder: Path, grades: dict, *, timeout: float = 120.0) -> tuple
             continue
         verdicts, notes = run(path, timeout=timeout)
         suspicious += notes
-        stopped = stopped or any(message.startswith(_BACKSTOP) for _, message in verdicts.values())
+        stopped = stopped or any(v.message.startswith(_BACKSTOP) for v in verdicts.values())
         for cell in cells:
             grade_id = cell.metadata["nbgrader"]["grade_id"]
             points = float(cell.metadata["nbgrader"].get("points", 0))
-            passed, message = verdicts.get(grade_id, (False, "the re-check gave no verdict"))
+            verdict = verdicts.get(grade_id, Verdict(False, "the re-check gave no verdict"))
             before = graded["grades"].get(grade_id)
             # The re-check can only take marks away: a cell nbgrader failed (a notebook stopped at
             # its limit, say) stays failed, whatever the definitions alone would earn.
-            graded["grades"][grade_id] = min(points if passed else 0.0, before if before is not None else points)
-            if not passed and before:
-                suspicious.append(f"cell {grade_id} passed in the notebook but fails when re-checked apart: {message}")
-                _note(cell, message)
+            graded["grades"][grade_id] = min(points if verdict.passed else 0.0, before if before is not None else points)
+            kernel_passed = not any(o.output_type == "error" for o in cell.outputs)
+            left_here = any(APART in o.get("text", "") for o in cell.outputs)  # its checks were left to the re-check
+            if kernel_passed and (verdict.output or verdict.ename):
+                _replace_outputs(cell, verdict)
+            if not verdict.passed and before and not (verdict.hidden and left_here):
+                suspicious.append(f"cell {grade_id} passed in the notebook but fails when re-checked apart: {verdict.message}")
+                _note(cell, verdict.message)
         nbformat.write(nb, path)
     return grades, list(dict.fromkeys(suspicious)), stopped
+
+
+def _replace_outputs(cell, verdict: Verdict) -> None:
+    """Gives a test cell the kernel passed the re-check's output: what the checks left to it found."""
+    import nbformat
+
+    from grader.execute import error_output
+
+    cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text=verdict.output)] if verdict.output else []
+    if not verdict.passed and verdict.ename:
+        cell.outputs.append(error_output(verdict.ename, verdict.evalue))
 
 
 def _note(cell, message: str) -> None:
@@ -111,9 +157,9 @@ def _note(cell, message: str) -> None:
 _BACKSTOP = "the re-check was still running after"  # its wall-clock backstop, not the cell's CPU limit
 
 
-def run(path: Path, *, timeout: float = 120.0) -> tuple[dict[str, tuple[bool, str]], list[str]]:
-    """Runs the re-check of one notebook in fresh processes; returns ({grade id: (passed,
-    message)}, suspicious notes). Each test cell has `timeout` seconds; a process that dies or
+def run(path: Path, *, timeout: float = 120.0) -> tuple[dict[str, Verdict], list[str]]:
+    """Runs the re-check of one notebook in fresh processes; returns ({grade id: Verdict},
+    suspicious notes). Each test cell has `timeout` seconds; a process that dies or
     hangs fails the cell it was running, and a new one goes on from the next cell. Verdicts
     without a valid token are failures."""
     import nbformat
@@ -121,7 +167,7 @@ def run(path: Path, *, timeout: float = 120.0) -> tuple[dict[str, tuple[bool, st
     nb = nbformat.read(path, as_version=4)
     cells = [c.metadata["nbgrader"]["grade_id"] for c in nb.cells if c.cell_type == "code"
              and c.metadata.get("nbgrader", {}).get("grade") and not c.metadata["nbgrader"].get("solution")]
-    verdicts: dict[str, tuple[bool, str]] = {}
+    verdicts: dict[str, Verdict] = {}
     notes: list[str] = []
     start = 0
     while start < len(cells):
@@ -132,7 +178,7 @@ def run(path: Path, *, timeout: float = 120.0) -> tuple[dict[str, tuple[bool, st
         limit = 5 * timeout * (len(cells) - start) + 120
         try:
             done = subprocess.run(command, input=key.hex() + "\n", capture_output=True, text=True, timeout=limit,
-                                  cwd=Path(path).parent, errors="replace", env=RECHECK_ENV | dict(os.environ))
+                                  cwd=Path(path).parent, errors="replace", env=_environment())
             out, why = done.stdout, f"the process stopped (exit code {done.returncode})"
         except subprocess.TimeoutExpired as expired:
             out = expired.stdout.decode(errors="replace") if isinstance(expired.stdout, bytes) else (expired.stdout or "")
@@ -141,9 +187,17 @@ def run(path: Path, *, timeout: float = 120.0) -> tuple[dict[str, tuple[bool, st
         missing = [i for i, c in enumerate(cells) if i >= start and c not in verdicts]
         if not missing:
             break
-        verdicts[cells[missing[0]]] = (False, why)
+        verdicts[cells[missing[0]]] = Verdict(False, why)
         start = missing[0] + 1
     return verdicts, list(dict.fromkeys(notes))
+
+
+def _environment() -> dict:
+    """The re-check's environment: the grader's, with nbgrader's word to the kernels, and without
+    the word that leaves the checks to the re-check (here they run)."""
+    from grader.checks.display import APART_ENV
+
+    return RECHECK_ENV | {name: value for name, value in os.environ.items() if name != APART_ENV}
 
 
 def _read(out: str, key: bytes, verdicts: dict, notes: list) -> None:
@@ -157,8 +211,10 @@ def _read(out: str, key: bytes, verdicts: dict, notes: list) -> None:
             continue
         if "cell" in record:
             cell, passed = str(record["cell"]), bool(record.get("passed"))
-            if hmac.compare_digest(str(record.get("token", "")), _token(key, cell, passed)):
-                verdicts.setdefault(cell, (passed, str(record.get("message", ""))[:2000]))
+            if hmac.compare_digest(str(record.get("token", "")), _token(key, cell, passed, _shown(record))):
+                verdicts.setdefault(cell, Verdict(passed, str(record.get("message", ""))[:2000],
+                                                  str(record.get("output", ""))[:OUTPUT_CHARS], str(record.get("ename", "")),
+                                                  str(record.get("evalue", ""))[:2000], bool(record.get("hidden"))))
             else:
                 notes.append(f"cell {cell}: a verdict without the re-check's token was printed (forged)")
         elif "note" in record:
@@ -258,6 +314,16 @@ def _exact(value, depth: int = 0) -> str | None:
     return f"{kind.__name__} (a subclass of {bases[0]})" if bases else None
 
 
+class _Printed(io.StringIO):
+    """What a test cell prints, kept to its first OUTPUT_CHARS characters."""
+
+    def write(self, text: str) -> int:
+        room = OUTPUT_CHARS - self.tell()
+        if room > 0:
+            super().write(text[:room] if len(text) <= room else text[:room] + "\n... output cut short by the grader ...\n")
+        return len(text)
+
+
 _CALLING = [False]  # True while one of the submission's functions runs
 
 
@@ -313,7 +379,10 @@ def _main(path: str, start: int = 0, seconds: float = 120.0) -> None:
 
     importlib.import_module("grader.checks")  # pristine, before any submission code
     import ttt
+    from grader.checks import display
     from grader.kernel import limit
+
+    display._APART = False  # here the checks run
 
     for package in (ttt,):  # the checks use no widget or picture
         for module in pkgutil.walk_packages(package.__path__, package.__name__ + "."):
@@ -355,23 +424,31 @@ def _main(path: str, start: int = 0, seconds: float = 120.0) -> None:
             for name in own:  # the submission's functions must return exact built-in values
                 if callable(namespace.get(name)) and not hasattr(namespace[name], "__wrapped__"):
                     namespace[name] = _guarded(namespace[name], notes)
-            passed, message = True, ""
+            passed, message, ename, evalue, hidden = True, "", "", "", False
+            printed = _Printed()
             previous = signal.signal(signal.SIGVTALRM, ring)  # CPU time: the same verdict on a busy machine
             signal.setitimer(signal.ITIMER_VIRTUAL, seconds)  # (a visible test's own deadline uses ITIMER_PROF)
             try:
-                exec(compile(tree, f"<test cell {where}>", "exec"), namespace)
+                with contextlib.redirect_stdout(printed), contextlib.redirect_stderr(printed):
+                    exec(compile(tree, f"<test cell {where}>", "exec"), namespace)
             except BaseException as error:  # noqa: BLE001  (any error fails the test, as in nbgrader)
-                said = str(error) if type(error).__name__ == "_OutOfTime" else f"{type(error).__name__}: {error}"
+                out_of_time = type(error).__name__ == "_OutOfTime"
+                said = str(error) if out_of_time else f"{type(error).__name__}: {error}"
                 passed, message = False, said[:2000]
+                ename, evalue = ("CPUTimeLimit" if out_of_time else type(error).__name__), str(error)[:2000]
+                hidden = bool(getattr(error, "_hidden_check", False))
             finally:
                 signal.setitimer(signal.ITIMER_VIRTUAL, 0)
                 signal.signal(signal.SIGVTALRM, previous)
             changed = _restore(snapshot)
             if changed:
-                passed = False
+                passed, hidden = False, False
                 message = message or f"the grader was changed while the test ran: {', '.join(changed[:5])}"
+                ename, evalue = ename or "GraderChanged", evalue or message
                 notes.append(f"cell {where}: the submission changed {', '.join(changed[:5])} while the test ran (put back)")
-            say(cell=where, passed=passed, message=message, token=_token(key, where, passed))
+            record = {"cell": where, "passed": passed, "message": message, "output": printed.getvalue(),
+                      "ename": ename, "evalue": evalue, "hidden": hidden}
+            say(**record, token=_token(key, where, passed, _shown(record)))
             continue
         for what in _tampering(tree):
             notes.append(f"cell {where} {what}")

@@ -2,8 +2,8 @@
 real functions earn (the re-check apart from the notebook decides) and is listed as suspicious.
 
 The tiny course has two graded cells: ``test_player`` (2 points, the hidden ``check_player``)
-and ``test_count_empty`` (1 point, plain asserts). Each cheat first fools nbgrader's own run (the
-test cells show no error in the autograded notebook), which the test checks too, so it can fail.
+and ``test_count_empty`` (1 point, plain asserts). Each cheat would fool a run of the notebook
+alone; ttt-grader's notebook run leaves the hidden checks to the re-check, which decides.
 """
 
 from __future__ import annotations
@@ -12,7 +12,6 @@ import csv
 import sys
 from pathlib import Path
 
-import nbformat
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -63,14 +62,6 @@ HONEST = {"honest": (None, None, {"test_player": 2, "test_count_empty": 1}),
           "honest-wrong": (WRONG_PLAYER, RIGHT_COUNT, {"test_player": 0, "test_count_empty": 1})}
 
 
-def _nbgrader_passed(course: Path, student: str) -> dict:
-    """Returns {grade id: True} for the test cells that show no error in the autograded notebook."""
-    nb = nbformat.read(course / "autograded" / student / gc.LESSON / f"{gc.LESSON}.ipynb", as_version=4)
-    return {c.metadata["nbgrader"]["grade_id"]: not any(o.output_type == "error" for o in c.outputs
-                                                        if "Re-checked apart" not in o.get("text", ""))
-            for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade")}
-
-
 def test_cheats_score_what_their_functions_earn_and_are_listed(tmp_path):
     course = gc.make_course(tmp_path / "course", timeout=20)
     for student, (player, count, _) in {**CHEATS, **HONEST}.items():
@@ -82,7 +73,6 @@ def test_cheats_score_what_their_functions_earn_and_are_listed(tmp_path):
     for student, (_, _, earned) in {**CHEATS, **HONEST}.items():
         assert {g: scores[(student, g)] for g in earned} == earned, (student, outcomes[student])
     for student in CHEATS:
-        assert all(_nbgrader_passed(course, student).values()), student  # nbgrader alone was fooled
         assert outcomes[student].suspicious, student
         assert f"  {student} / {gc.LESSON}: " in report.split("suspicious")[1]
     for student in HONEST:

@@ -1,13 +1,25 @@
 """The re-check apart from the notebook (``grader.recheck``), run directly on small notebooks in
 its real subprocess: it sees the grading environment the kernel sees, and it judges the values the
-submission hands to the grader, not those its functions pass to each other."""
+submission hands to the grader, not those its functions pass to each other. Then in ttt-grader,
+with real nbgrader and kernels: the hidden checks run in the re-check only, and what they find is
+what the autograded notebook and the feedback show."""
 
 from __future__ import annotations
+
+import sys
+from collections import Counter
+from pathlib import Path
 
 import nbformat
 import pytest
 
+from grader.autograde import autograde
+from grader.checks.display import APART
+from grader.course_ops import feedback
 from grader.recheck import run
+
+sys.path.insert(0, str(Path(__file__).parent))
+import grading_course as gc  # noqa: E402
 
 pytestmark = pytest.mark.slow
 
@@ -29,7 +41,7 @@ def test_the_re_check_sees_the_grading_environment_so_demonstrations_shrink(tmp_
     path = notebook(tmp_path, "import ttt\nif ttt.autograding():\n    SIZE = 'small'\nelse:\n    SIZE = 'whole game tree'\n",
                     {"shrunk": "assert SIZE == 'small', SIZE"})
     verdicts, notes = run(path, timeout=30)
-    assert verdicts == {"shrunk": (True, "")} and notes == []
+    assert list(verdicts) == ["shrunk"] and verdicts["shrunk"].passed and notes == []
 
 
 def test_values_the_submission_passes_itself_are_its_own_but_what_reaches_the_grader_is_plain(tmp_path):
@@ -39,7 +51,46 @@ def test_values_the_submission_passes_itself_are_its_own_but_what_reaches_the_gr
                    "def cheat():\n    return inner()\n")
     path = notebook(tmp_path, definitions, {"honest": "assert honest() == 'X'", "cheat": "assert cheat() == 'O'"})
     verdicts, notes = run(path, timeout=30)
-    assert verdicts["honest"] == (True, "")
-    passed, message = verdicts["cheat"]
+    assert verdicts["honest"].passed and verdicts["honest"].message == ""
+    passed, message = verdicts["cheat"][:2]
     assert not passed and "cheat returned a Yes (a subclass of str)" in message
     assert "cheat returned a Yes (a subclass of str), not a plain built-in value" in notes
+
+
+# -- in ttt-grader: the hidden checks run in the re-check only ------------------------------------
+
+COUNTED_PLAYER = ("import os\n\n"
+                  "def player(board):\n"
+                  "    with open({log!r}, 'a') as log:\n"
+                  "        log.write(f'{{os.getpid()}}\\n')\n"
+                  "    xs = sum(row.count('X') for row in board)\n"
+                  "    return 'X' if xs == sum(row.count('O') for row in board) else 'O'\n")
+WRONG_PLAYER = "def player(board):\n    return 'X'"  # right on the empty board, the visible test's
+
+
+@pytest.mark.slow
+def test_the_hidden_checks_run_once_in_the_re_check_whose_result_the_feedback_shows(tmp_path):
+    course = gc.make_course(tmp_path / "course", timeout=20)
+    log = tmp_path / "calls.txt"
+    gc.submit(course, "counted", gc.solved(course, player=COUNTED_PLAYER.format(log=str(log))))
+    gc.submit(course, "wrong", gc.solved(course, player=WRONG_PLAYER))
+    outcomes = {o.student: o for o in autograde(course, jobs=1, progress=False)}
+    scores = gc.grades(course)
+    assert (scores[("counted", "test_player")], scores[("wrong", "test_player")]) == (2, 0)
+    assert outcomes["counted"].suspicious == outcomes["wrong"].suspicious == []  # a wrong answer is no cheat
+
+    # the notebook's kernel called player once (the visible test), the re-check thousands of times
+    calls = sorted(Counter(log.read_text().split()).values())
+    assert len(calls) == 2 and calls[0] == 1 and calls[1] > 4_000, calls
+
+    def test_cell(student):
+        nb = nbformat.read(course / "autograded" / student / gc.LESSON / f"{gc.LESSON}.ipynb", as_version=4)
+        return next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "test_player")
+
+    right, wrong = test_cell("counted"), test_cell("wrong")
+    assert [o.output_type for o in right.outputs] == ["stream"] and "hidden tests: player: correct on" in right.outputs[0].text
+    assert wrong.outputs[-1].output_type == "error" and wrong.outputs[-1].ename == "CheckFailed"
+    assert "player(board)" in wrong.outputs[-1].evalue and "board:" in wrong.outputs[-1].evalue  # the board drawn
+    assert all(APART not in o.get("text", "") for o in right.outputs + wrong.outputs)
+    page = feedback(course, students=["wrong"])[0].read_text()
+    assert "player(board)" in page and APART not in page

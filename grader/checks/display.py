@@ -1,14 +1,25 @@
 """The IPython hook: in a kernel, a failing check shows its message alone, without a traceback
 (so no line of the hidden test that called it), and the wrapper every check wears (`_guarded`).
+
+In ``ttt-grader``'s grading kernels (``APART_ENV`` set) a check does not run: it says so and
+passes, and the grade comes from the re-check (``grader.recheck``), which runs the test cell
+again apart from the notebook, where the check does run, and writes what it printed into the
+cell. The checks, the bulk of a lesson's grading time, so run once, not twice; stock nbgrader,
+and a student's own kernel, run them as always.
 """
 
 from __future__ import annotations
 
 import functools
+import os
 import sys
 from typing import Any, Callable, Optional
 
 from grader.checks.failures import CheckFailed
+
+APART_ENV = "TTT_GRADER_CHECKS_APART"  # "1" in the environment of ttt-grader's grading kernels
+APART = "run by the grader apart from the notebook"  # what such a check prints in the kernel
+_APART = os.environ.get(APART_ENV) == "1"  # read once, when the checks are imported
 
 
 def _show_plainly(shell: Any, etype: type, value: BaseException, tb: Any, tb_offset: Optional[int] = None) -> list[str]:
@@ -44,6 +55,10 @@ def _guarded(check: Callable) -> Callable[..., str]:
     @functools.wraps(check)
     def run(*args: Any, **kwargs: Any) -> str:
         __tracebackhide__ = True  # noqa: F841  (IPython and pytest hide this frame)
+        if _APART:
+            line = f"hidden tests: {check.__name__.removeprefix('check_')}: {APART}"
+            print(line)
+            return line
         _install_display()
         try:
             return check(*args, **kwargs)
@@ -51,6 +66,7 @@ def _guarded(check: Callable) -> Callable[..., str]:
             error.__traceback__ = None
             error.__context__ = None
             error._from_check = True  # type: ignore[attr-defined]
+            error._hidden_check = True  # type: ignore[attr-defined]  (not a visible test's failure)
             raise error from None
 
     return run
