@@ -6,7 +6,8 @@ is even and the untouched release when k is odd, so both passing and failing tes
 grades them with stock ``nbgrader autograde "*"`` (one command for every lesson),
 with ``ttt-grader autograde --jobs 1`` and with ``--jobs 2``, and prints seconds per
 submission side by side, with the machine's load when each run started, and whether every
-gradebook holds the same scores. The goal: at least 3x stock at two jobs on two cores.
+gradebook holds the same scores. The goal was 3x stock at two jobs on two cores; while every
+notebook runs in a kernel, as in stock, two jobs can at best halve stock's time (2x).
 
 Before that it shows where the time goes: each lesson's solved and blank notebook run once
 in a plain kernel, as nbgrader runs them (``NBGRADER_EXECUTION`` set), timing the kernel's
