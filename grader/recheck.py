@@ -364,12 +364,19 @@ def _main(path: str, start: int = 0, seconds: float = 120.0) -> None:
     for at most `seconds`."""
     import signal
 
+    last_call: list = [None]  # the call of a submission's function a check made last, and its board
+
     def ring(signum, frame):
         # The checks' own out-of-time signal: a check lets it through rather than blaming the
         # student's function for raising it.
-        from grader.checks.failures import _OutOfTime
+        from grader.checks.failures import _OutOfTime, _picture
 
-        raise _OutOfTime(f"the test used more than its {seconds:g} s of CPU time")
+        said = f"the test used more than its {seconds:g} s of CPU time"
+        if last_call[0] is not None:
+            call, board = last_call[0]
+            said += "\n".join([f", still in the call {call} (an endless loop, or a search that never ends?)", "",
+                               *_picture(board)])
+        raise _OutOfTime(said)
 
     key = bytes.fromhex(sys.stdin.readline().strip())
     sys.stdin = open(os.devnull)
@@ -383,6 +390,8 @@ def _main(path: str, start: int = 0, seconds: float = 120.0) -> None:
     from grader.kernel import limit
 
     display._APART = False  # here the checks run
+    from grader.checks import student
+    student._NOTE[0] = lambda call, board: last_call.__setitem__(0, (call, board))
 
     for package in (ttt,):  # the checks use no widget or picture
         for module in pkgutil.walk_packages(package.__path__, package.__name__ + "."):
@@ -425,6 +434,7 @@ def _main(path: str, start: int = 0, seconds: float = 120.0) -> None:
                 if callable(namespace.get(name)) and not hasattr(namespace[name], "__wrapped__"):
                     namespace[name] = _guarded(namespace[name], notes)
             passed, message, ename, evalue, hidden = True, "", "", "", False
+            last_call[0] = None
             printed = _Printed()
             previous = signal.signal(signal.SIGVTALRM, ring)  # CPU time: the same verdict on a busy machine
             signal.setitimer(signal.ITIMER_VIRTUAL, seconds)  # (a visible test's own deadline uses ITIMER_PROF)

@@ -94,3 +94,12 @@ def test_the_hidden_checks_run_once_in_the_re_check_whose_result_the_feedback_sh
     assert all(APART not in o.get("text", "") for o in right.outputs + wrong.outputs)
     page = feedback(course, students=["wrong"])[0].read_text()
     assert "player(board)" in page and APART not in page
+
+
+def test_a_check_out_of_cpu_time_names_the_call_it_was_making(tmp_path):
+    path = notebook(tmp_path, "def minimax(board):\n    while True:\n        pass\n",
+                    {"loops": "from grader.checks import check_minimax\n_ = check_minimax(minimax)"})
+    verdict = run(path, timeout=2)[0]["loops"]
+    assert not verdict.passed and verdict.ename == "CPUTimeLimit"
+    assert "more than its 2 s of CPU time, still in the call minimax(board)" in verdict.evalue
+    assert "board:" in verdict.evalue and "as a list: [[" in verdict.evalue  # the board it was given, drawn

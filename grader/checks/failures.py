@@ -76,17 +76,21 @@ def _fail(call: str, board: Any, problem: str, *, expected: Any = None, got: Any
 
     `kind` names the kind of failure (default: the problem), so that a check can show one board of each.
     """
-    picture = []
-    if isinstance(board, bigboard.BigState):
-        picture = _big_picture(board)
-    elif board is not None:
-        text = _text_or_none(board)
-        as_list = ref.from_text(text) if isinstance(board, str) and text is not None else board
-        picture = ["board:", draw(board), f"   as a list: {as_list!r}"]
-    failed = _failure(call, problem, picture, expected=expected, got=got, note=note, checked=checked)
+    failed = _failure(call, problem, _picture(board), expected=expected, got=got, note=note, checked=checked)
     failed.kind = kind or problem
     failed.texts = (_text_or_none(board),) if not isinstance(board, bigboard.BigState) and _text_or_none(board) else ()
     return failed
+
+
+def _picture(board: Any) -> list[str]:
+    """Return the lines that show a board (a 3x3 board or a nine-board state) in a message; none for None."""
+    if isinstance(board, bigboard.BigState):
+        return _big_picture(board)
+    if board is None:
+        return []
+    text = _text_or_none(board)
+    as_list = ref.from_text(text) if isinstance(board, str) and text is not None else board
+    return ["board:", draw(board), f"   as a list: {as_list!r}"]
 
 
 def _type_name(value: Any) -> str:
