@@ -484,8 +484,9 @@ def grade_unit(student: str, lesson: str, *, last: bool = False) -> dict:
         problems += _log_problems(result.get("log", "")) + _notebook_problems(out)
         # The re-check runs the student's functions again, so it is inside the unit: any process
         # it starts is stopped with the kernels'.
-        grades, suspicious, recheck_timed_out = recheck_unit(
+        grades, suspicious, out_of_time, recheck_timed_out = recheck_unit(
             out, _read_grades(coursedir.db_url, lesson, student), timeout=w["cell_timeout"])
+        problems += out_of_time
     finally:
         _stop_kernels()
         flight.unlink(missing_ok=True)

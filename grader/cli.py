@@ -47,8 +47,9 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_argument("--student", help="only these students (comma-separated)")
     sub.add_argument("--lesson", help="only these lessons (comma-separated; a unique prefix such as 01 will do)")
     sub.add_argument("--force", action="store_true", help="grade again what an earlier run graded")
-    sub.add_argument("--timeout", type=int, help="seconds (wall time) a cell may run (default: Execute.timeout in "
-                                                 "nbgrader_config.py: 120 for the lessons)")
+    sub.add_argument("--timeout", type=int, help="seconds a cell may run: wall time in the notebook's kernel, CPU time "
+                                                 "for the hidden checks, which run apart from it (default: "
+                                                 "Execute.timeout in nbgrader_config.py: 120 for the lessons)")
     sub.add_argument("--notebook-timeout", type=int, metavar="SECONDS", help="seconds (wall time) a whole notebook may "
                      "run (default: SafeExecute.notebook_timeout in nbgrader_config.py: 600 for the lessons)")
     sub.add_argument("--memory", type=int, metavar="MB", help="memory cap per kernel (default 2048)")

@@ -61,6 +61,7 @@ MEMORY_MB = 2048
 # game tree, a tournament) shrink while graded, here as in the notebook (``ttt.autograding``).
 RECHECK_ENV = {"NBGRADER_EXECUTION": "autograde"}
 OUTPUT_CHARS = 20_000  # the most a test cell's output keeps here
+OUT_OF_TIME = "TimeoutError"  # the error a test cell out of CPU time shows (a Python name a student knows)
 _MISSING = object()
 
 
@@ -90,19 +91,20 @@ def _shown(record: dict) -> str:
 # -- in the grader ----------------------------------------------------------------------------
 
 
-def recheck_unit(folder: Path, grades: dict, *, timeout: float = 120.0) -> tuple[dict, list[str], bool]:
+def recheck_unit(folder: Path, grades: dict, *, timeout: float = 120.0) -> tuple[dict, list[str], list[str], bool]:
     """Re-checks every autograded notebook in ``folder`` (nbgrader's output); returns the grades
     (as ``grader.autograde`` reads them from the gradebook) with each autograded test cell's
-    score set to its re-check's verdict, what was suspicious, one line each, and whether a
-    re-check process was stopped by its wall-clock backstop (then the unit is graded again alone,
-    as a timed-out cell is). `timeout` is each test cell's limit in CPU seconds: the course's
-    cell limit, so the re-check allows what nbgrader allows, and the machine's load does not
-    change the verdict."""
+    score set to its re-check's verdict, what was suspicious and what else went wrong (a cell
+    out of CPU time), one line each, and whether a re-check process was stopped by its
+    wall-clock backstop (then the unit is graded again alone, as a timed-out cell is).
+    `timeout` is each test cell's limit in CPU seconds: the course's cell limit, so the
+    re-check allows what nbgrader allows, and the machine's load does not change the verdict."""
     import nbformat
 
     from grader.checks.display import APART
 
     suspicious: list[str] = []
+    problems: list[str] = []
     stopped = False
     for path in sorted(Path(folder).glob("*.ipynb")):
         nb = nbformat.read(path, as_version=4)
@@ -128,11 +130,13 @@ def recheck_unit(folder: Path, grades: dict, *, timeout: float = 120.0) -> tuple
             left_here = any(APART in o.get("text", "") for o in cell.outputs)  # its checks were left to the re-check
             if kernel_passed and (verdict.output or verdict.ename):
                 _replace_outputs(cell, verdict)
+            if verdict.ename == OUT_OF_TIME:
+                problems.append(f"test cell {grade_id} timed out: it used more than its {timeout:g} s of CPU time")
             if not verdict.passed and before and not (verdict.hidden and left_here):
                 suspicious.append(f"cell {grade_id} passed in the notebook but fails when re-checked apart: {verdict.message}")
                 _note(cell, verdict.message)
         nbformat.write(nb, path)
-    return grades, list(dict.fromkeys(suspicious)), stopped
+    return grades, list(dict.fromkeys(suspicious)), problems, stopped
 
 
 def _replace_outputs(cell, verdict: Verdict) -> None:
@@ -368,15 +372,20 @@ def _main(path: str, start: int = 0, seconds: float = 120.0) -> None:
 
     def ring(signum, frame):
         # The checks' own out-of-time signal: a check lets it through rather than blaming the
-        # student's function for raising it.
-        from grader.checks.failures import _OutOfTime, _picture
+        # student's function for raising it. (Nothing else here: the reference may be switched off.)
+        from grader.checks.failures import _OutOfTime
 
-        said = f"the test used more than its {seconds:g} s of CPU time"
-        if last_call[0] is not None:
-            call, board = last_call[0]
-            said += "\n".join([f", still in the call {call} (an endless loop, or a search that never ends?)", "",
-                               *_picture(board)])
-        raise _OutOfTime(said)
+        raise _OutOfTime(f"the test used more than its {seconds:g} s of CPU time")
+
+    def out_of_time(error: BaseException) -> str:
+        """What a test cell stopped at its limit says: the call that was still running, its board drawn."""
+        from grader.checks.failures import _picture
+
+        if last_call[0] is None:
+            return str(error)
+        call, board = last_call[0]
+        return "\n".join([f"{error}, still in the call {call} (an endless loop, or a search that never ends?)", "",
+                          *_picture(board)])
 
     key = bytes.fromhex(sys.stdin.readline().strip())
     sys.stdin = open(os.devnull)
@@ -442,10 +451,10 @@ def _main(path: str, start: int = 0, seconds: float = 120.0) -> None:
                 with contextlib.redirect_stdout(printed), contextlib.redirect_stderr(printed):
                     exec(compile(tree, f"<test cell {where}>", "exec"), namespace)
             except BaseException as error:  # noqa: BLE001  (any error fails the test, as in nbgrader)
-                out_of_time = type(error).__name__ == "_OutOfTime"
-                said = str(error) if out_of_time else f"{type(error).__name__}: {error}"
+                stopped = type(error).__name__ == "_OutOfTime"
+                said = out_of_time(error) if stopped else f"{type(error).__name__}: {error}"
                 passed, message = False, said[:2000]
-                ename, evalue = ("CPUTimeLimit" if out_of_time else type(error).__name__), str(error)[:2000]
+                ename, evalue = (OUT_OF_TIME, said[:2000]) if stopped else (type(error).__name__, str(error)[:2000])
                 hidden = bool(getattr(error, "_hidden_check", False))
             finally:
                 signal.setitimer(signal.ITIMER_VIRTUAL, 0)

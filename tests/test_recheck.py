@@ -66,18 +66,27 @@ COUNTED_PLAYER = ("import os\n\n"
                   "    xs = sum(row.count('X') for row in board)\n"
                   "    return 'X' if xs == sum(row.count('O') for row in board) else 'O'\n")
 WRONG_PLAYER = "def player(board):\n    return 'X'"  # right on the empty board, the visible test's
+LOOPING_PLAYER = ("def player(board):\n"
+                  "    while sum(row.count(None) for row in board) == 1:  # one square left: never returns\n"
+                  "        pass\n"
+                  "    xs = sum(row.count('X') for row in board)\n"
+                  "    return 'X' if xs == sum(row.count('O') for row in board) else 'O'\n")
 
 
 @pytest.mark.slow
 def test_the_hidden_checks_run_once_in_the_re_check_whose_result_the_feedback_shows(tmp_path):
-    course = gc.make_course(tmp_path / "course", timeout=20)
+    course = gc.make_course(tmp_path / "course", timeout=10)
     log = tmp_path / "calls.txt"
     gc.submit(course, "counted", gc.solved(course, player=COUNTED_PLAYER.format(log=str(log))))
     gc.submit(course, "wrong", gc.solved(course, player=WRONG_PLAYER))
-    outcomes = {o.student: o for o in autograde(course, jobs=1, progress=False)}
+    gc.submit(course, "loops", gc.solved(course, player=LOOPING_PLAYER))
+    outcomes = {o.student: o for o in autograde(course, jobs=2, progress=False)}
     scores = gc.grades(course)
-    assert (scores[("counted", "test_player")], scores[("wrong", "test_player")]) == (2, 0)
-    assert outcomes["counted"].suspicious == outcomes["wrong"].suspicious == []  # a wrong answer is no cheat
+    assert [scores[(s, "test_player")] for s in ("counted", "wrong", "loops")] == [2, 0, 0]
+    assert scores[("loops", "test_count_empty")] == 1  # only the looping function's marks are lost
+    # a wrong answer or an endless loop is no cheat; the loop is reported as timed out
+    assert outcomes["counted"].suspicious == outcomes["wrong"].suspicious == outcomes["loops"].suspicious == []
+    assert outcomes["loops"].problems == ["test cell test_player timed out: it used more than its 10 s of CPU time"]
 
     # the notebook's kernel called player once (the visible test), the re-check thousands of times
     calls = sorted(Counter(log.read_text().split()).values())
@@ -94,12 +103,15 @@ def test_the_hidden_checks_run_once_in_the_re_check_whose_result_the_feedback_sh
     assert all(APART not in o.get("text", "") for o in right.outputs + wrong.outputs)
     page = feedback(course, students=["wrong"])[0].read_text()
     assert "player(board)" in page and APART not in page
+    looped = test_cell("loops").outputs[-1]
+    assert (looped.output_type, looped.ename) == ("error", "TimeoutError")
+    assert "still in the call player(board)" in looped.evalue and "as a list: [[" in looped.evalue
 
 
 def test_a_check_out_of_cpu_time_names_the_call_it_was_making(tmp_path):
     path = notebook(tmp_path, "def minimax(board):\n    while True:\n        pass\n",
                     {"loops": "from grader.checks import check_minimax\n_ = check_minimax(minimax)"})
     verdict = run(path, timeout=2)[0]["loops"]
-    assert not verdict.passed and verdict.ename == "CPUTimeLimit"
+    assert not verdict.passed and verdict.ename == "TimeoutError" and verdict.hidden  # a hidden check's failure
     assert "more than its 2 s of CPU time, still in the call minimax(board)" in verdict.evalue
     assert "board:" in verdict.evalue and "as a list: [[" in verdict.evalue  # the board it was given, drawn

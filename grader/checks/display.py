@@ -15,7 +15,7 @@ import os
 import sys
 from typing import Any, Callable, Optional
 
-from grader.checks.failures import CheckFailed
+from grader.checks.failures import CheckFailed, _OutOfTime
 
 APART_ENV = "TTT_GRADER_CHECKS_APART"  # "1" in the environment of ttt-grader's grading kernels
 APART = "run by the grader apart from the notebook"  # what such a check prints in the kernel
@@ -68,5 +68,8 @@ def _guarded(check: Callable) -> Callable[..., str]:
             error._from_check = True  # type: ignore[attr-defined]
             error._hidden_check = True  # type: ignore[attr-defined]  (not a visible test's failure)
             raise error from None
+        except _OutOfTime as error:  # the time limit was up while this check ran: its failure, too
+            error._hidden_check = True  # type: ignore[attr-defined]
+            raise
 
     return run
