@@ -481,12 +481,11 @@ def grade_unit(student: str, lesson: str, *, last: bool = False) -> dict:
             result = api.autograde(lesson, student, force=True, create=True)
             if not result["success"]:
                 return {"student": student, "lesson": lesson, "error": why, "fingerprint": print_}
-        problems += _log_problems(result.get("log", "")) + _notebook_problems(out)
         # The re-check runs the student's functions again, so it is inside the unit: any process
-        # it starts is stopped with the kernels'.
+        # it starts is stopped with the kernels'. It writes its outputs into the test cells first.
         grades, suspicious, out_of_time, recheck_timed_out = recheck_unit(
             out, _read_grades(coursedir.db_url, lesson, student), timeout=w["cell_timeout"])
-        problems += out_of_time
+        problems += _log_problems(result.get("log", "")) + _notebook_problems(out) + out_of_time
     finally:
         _stop_kernels()
         flight.unlink(missing_ok=True)
