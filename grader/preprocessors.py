@@ -29,6 +29,10 @@ submission's ``<script>``, ``onerror`` attributes and the like reach the feedbac
 nbconvert's preprocessor leaves Markdown's ``>`` (quotes, ``v >= beta``), ``&`` and ``<``
 before a space or ``=`` escaped, which would show as ``&gt;`` in the feedback; none of them can
 open a tag, so ``SafeFeedback`` puts them back.
+
+``WrapLongLines``, run after nbconvert's ``CSSHTMLHeaderPreprocessor`` in ``GenerateFeedback``,
+adds one style to the feedback page: a long line of output wraps inside the page instead of
+running off its right edge.
 """
 
 from __future__ import annotations
@@ -40,7 +44,7 @@ from nbconvert.preprocessors.sanitize import SanitizeHTML
 from nbformat.v4 import new_output
 from nbgrader.preprocessors import ClearHiddenTests, NbGraderPreprocessor
 from nbgrader.utils import is_grade, is_solution
-from traitlets import Bool
+from traitlets import Bool, Unicode
 
 
 class HideTestCode(NbGraderPreprocessor):
@@ -134,3 +138,15 @@ class SafeFeedback(SanitizeHTML):
         """Returns the text with every tag and attribute bleach does not allow escaped."""
         cleaned = super().sanitize_html_tags(html_str)
         return _HARMLESS.sub(lambda m: {"&gt;": ">", "&amp;": "&", "&lt;": "<"}[m.group(0)], cleaned)
+
+
+class WrapLongLines(NbGraderPreprocessor):
+    """Feedback pages wrap long lines of output (a long message, a printed list) at the page's edge."""
+
+    enabled = Bool(True, help="Whether the feedback wraps long lines of output").tag(config=True)
+    css = Unicode("div.output_area pre { white-space: pre-wrap; overflow-wrap: anywhere; }",
+                  help="The style added to the feedback page").tag(config=True)
+
+    def preprocess(self, nb, resources):
+        resources.setdefault("inlining", {}).setdefault("css", []).append(self.css)
+        return nb, resources

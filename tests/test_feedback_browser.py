@@ -5,7 +5,8 @@ an ``<img onerror>`` in HTML, HTML inside a Markdown output, and raw HTML in a M
 (plus JavaScript and SVG outputs). Each payload would set a global, change the page's title and
 make a request to a listener on the loopback interface. The feedback ``ttt-grader feedback``
 writes is opened in Debian's Chromium (Playwright, ``--no-sandbox``): nothing ran, no request
-came, and the feedback still reads (the lesson, the payloads as text, the score). The same
+came, and the feedback still reads (the lesson, the payloads as text, the score; a long line
+of output wraps inside the page). The same
 notebook converted by plain nbconvert, unsanitised, runs every payload: the test can fail.
 """
 
@@ -55,7 +56,8 @@ def hostile_notebook(course: Path, port: int) -> nbformat.NotebookNode:
             f"display(HTML(\"<img src='nowhere.png' onerror='{onerror}'>\"))\n"
             f"display(Markdown(\"**visible-markdown-output** <img src='nowhere.png' onerror='{markdown}'>\"))\n"
             f"display(Javascript(\"{_payload('javascript', port)}\"))\n"
-            f"display(SVG(\"<svg xmlns='http://www.w3.org/2000/svg'><script>{svg}</script></svg>\"))\n"),
+            f"display(SVG(\"<svg xmlns='http://www.w3.org/2000/svg'><script>{svg}</script></svg>\"))\n"
+            "print('a-long-line ' * 150 + 'z' * 600)  # wraps inside the page\n"),
     ]
     nb.cells += [
         nbformat.v4.new_markdown_cell(
@@ -100,7 +102,9 @@ def _open(path: Path) -> dict:
             page.goto(path.as_uri(), wait_until="domcontentloaded")
             page.wait_for_timeout(2500)  # let images fail (onerror) and fetches go out
             return {"pwned": page.evaluate("window.pwned || null"), "title": page.title(),
-                    "text": page.inner_text("body"), "dialogs": dialogs}
+                    "text": page.inner_text("body"), "dialogs": dialogs,
+                    "cut": page.evaluate("Array.from(document.querySelectorAll('div.output_area pre'))"
+                                         ".filter(e => e.scrollWidth > e.clientWidth + 1).length")}
         finally:
             browser.close()
 
@@ -132,6 +136,7 @@ def test_feedback_runs_no_payload_and_still_reads(tmp_path, listener):
     seen = _open(html)
     assert seen["pwned"] is None and not seen["title"].startswith("PWNED") and not seen["dialogs"]
     assert hits == []
+    assert seen["cut"] == 0, f"{seen['cut']} outputs run past their box (a scroll bar hides the rest of the line)"
     text = seen["text"]
     for visible in ("Tiny lesson", "visible-html-output", "visible-markdown-output", "visible-markdown-cell",
                     "v >= beta", "a < b", "<script>", "onerror=", "3.0 / 3.0"):
