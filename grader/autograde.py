@@ -42,7 +42,7 @@ BLANK_NOTE = "**Not graded as submitted.**"
 # jupyter_client's words when a kernel does not answer its first request: on a loaded machine
 # the kernel can be slow to start, so the unit is graded again rather than graded blank
 KERNEL_NOT_STARTED = ("Kernel died before replying to kernel_info", "Kernel didn't respond")
-SERIOUS = {"KernelDied", "CellTimeoutError", "NotebookTimeLimit", "KernelNotRun", "MemoryError", "ReferenceSolutionError",
+SERIOUS = {"KernelDied", "CellTimeoutError", "NotebookTimeLimit", "KernelNotRun", "MemoryError",
            "SyntaxError", "IndentationError", "SystemExit", "RecursionError"}
 LOG_PROBLEMS = [  # nbgrader's warnings, and what they mean for the instructor
     (r"Missing grade cell (\S+)", "test cell {0} was deleted; nbgrader restored it from the source"),
