@@ -19,7 +19,7 @@ stock nbgrader lacks when a submission misbehaves:
 - the cells after the last test cell are not run (``run_after_last_test``): they cannot change
   a score, and in the lessons they are the demonstrations (plots, tournaments, widgets).
 - with ``checks_apart``, the hidden checks are left to the re-check (``grader.recheck``): the
-  kernel's environment says so (``grader.checks.display.APART_ENV``).
+  kernel's environment says so (``grader.kernel.APART_ENV``).
 """
 
 from __future__ import annotations
@@ -37,8 +37,7 @@ from nbgrader.preprocessors import Execute
 from nbgrader.utils import is_grade, is_solution
 from traitlets import Bool, Integer, List, Unicode
 
-from grader.checks.display import APART_ENV
-from grader.kernel import DEFAULT_MEMORY_MB, KERNEL_NAME
+from grader.kernel import APART_ENV, DEFAULT_MEMORY_MB, KERNEL_NAME
 
 _SPARES: dict[str, AsyncKernelManager] = {}  # kernel name -> a started kernel nobody uses yet
 MORE_TO_COME = [True]  # set to [False] by a worker before its last notebook: no spare then

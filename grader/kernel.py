@@ -12,7 +12,9 @@ taking the grading machine down. Where the grader asks for it (environment varia
 - ``TTT_GRADER_READ_ONLY=PATH[:PATH...]``: those folders (the course) are read-only for the
   kernel and every process it starts (a private mount namespace, Linux only; as root, or
   through a user namespace where the system allows one). Where neither is possible the kernel
-  runs without it, and ``read_only_enforced`` says so.
+  runs without it, and ``read_only_enforced`` says so;
+- ``TTT_GRADER_CHECKS_APART=1``: the hidden checks are left to the re-check that follows the
+  notebook (``grader.checks.display``, ``grader.recheck``).
 
 Every process a kernel starts inherits ``TTT_GRADER_KERNEL=PID`` in its environment, so the
 grader can find and stop them all, detached ones included. This is not a sandbox: the kernel
@@ -33,6 +35,7 @@ DEFAULT_MEMORY_MB = 2048
 MAX_FILE_MB = 256  # the largest file a kernel may write
 MORE_PROCESSES = 256  # processes a kernel's user may start beyond those it runs already (RLIMIT_NPROC)
 KERNELS_ENV, READ_ONLY_ENV, KERNEL_ENV = "TTT_GRADER_KERNELS", "TTT_GRADER_READ_ONLY", "TTT_GRADER_KERNEL"
+APART_ENV = "TTT_GRADER_CHECKS_APART"  # "1": the hidden checks run in the re-check, not in the kernel
 PRELOAD = ("ttt.tictactoe", "ttt.draw", "grader.checks")  # what every lesson imports; pure Python
 
 

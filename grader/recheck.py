@@ -78,14 +78,14 @@ class Verdict(NamedTuple):
     hidden: bool = False
 
 
-def _token(key: bytes, cell: str, passed: bool, shown: str = "") -> str:
+def _token(key: bytes, cell: str, passed: bool, shown: str) -> str:
     said = hashlib.sha256(shown.encode(errors="replace")).hexdigest()
     return hmac.new(key, f"{cell}:{'pass' if passed else 'fail'}:{said}".encode(), hashlib.sha256).hexdigest()
 
 
 def _shown(record: dict) -> str:
-    """What a verdict's token vouches for beside the verdict: the output, the error and its source."""
-    return json.dumps([record.get(part, "") for part in ("message", "output", "ename", "evalue")] + [bool(record.get("hidden"))])
+    """What a verdict's token vouches for beside the verdict: the message, the output, the error and its source."""
+    return json.dumps([record.get(field, default) for field, default in Verdict._field_defaults.items()])
 
 
 # -- in the grader ----------------------------------------------------------------------------
@@ -111,11 +111,10 @@ def recheck_unit(folder: Path, grades: dict, *, timeout: float = 120.0) -> tuple
         graded = grades.get("notebooks", {}).get(path.stem)
         if graded is None:
             continue
-        cells = [c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade") and c.cell_type == "code"
-                 and not c.metadata["nbgrader"].get("solution")]
+        cells = _test_cells(nb)
         if not cells:
             continue
-        verdicts, notes = run(path, timeout=timeout)
+        verdicts, notes = _run(path, [c.metadata["nbgrader"]["grade_id"] for c in cells], timeout)
         suspicious += notes
         stopped = stopped or any(v.message.startswith(_BACKSTOP) for v in verdicts.values())
         for cell in cells:
@@ -168,9 +167,19 @@ def run(path: Path, *, timeout: float = 120.0) -> tuple[dict[str, Verdict], list
     without a valid token are failures."""
     import nbformat
 
-    nb = nbformat.read(path, as_version=4)
-    cells = [c.metadata["nbgrader"]["grade_id"] for c in nb.cells if c.cell_type == "code"
-             and c.metadata.get("nbgrader", {}).get("grade") and not c.metadata["nbgrader"].get("solution")]
+    cells = _test_cells(nbformat.read(path, as_version=4))
+    return _run(path, [c.metadata["nbgrader"]["grade_id"] for c in cells], timeout)
+
+
+def _test_cells(nb) -> list:
+    """The notebook's test cells: graded code cells that are not answers."""
+    from nbgrader.utils import is_grade, is_solution
+
+    return [c for c in nb.cells if c.cell_type == "code" and is_grade(c) and not is_solution(c)]
+
+
+def _run(path: Path, cells: list[str], timeout: float) -> tuple[dict[str, Verdict], list[str]]:
+    """``run``, for the test cells of the notebook at `path` given by their grade ids."""
     verdicts: dict[str, Verdict] = {}
     notes: list[str] = []
     start = 0
@@ -199,7 +208,7 @@ def run(path: Path, *, timeout: float = 120.0) -> tuple[dict[str, Verdict], list
 def _environment() -> dict:
     """The re-check's environment: the grader's, with nbgrader's word to the kernels, and without
     the word that leaves the checks to the re-check (here they run)."""
-    from grader.checks.display import APART_ENV
+    from grader.kernel import APART_ENV
 
     return RECHECK_ENV | {name: value for name, value in os.environ.items() if name != APART_ENV}
 
@@ -216,9 +225,9 @@ def _read(out: str, key: bytes, verdicts: dict, notes: list) -> None:
         if "cell" in record:
             cell, passed = str(record["cell"]), bool(record.get("passed"))
             if hmac.compare_digest(str(record.get("token", "")), _token(key, cell, passed, _shown(record))):
-                verdicts.setdefault(cell, Verdict(passed, str(record.get("message", ""))[:2000],
-                                                  str(record.get("output", ""))[:OUTPUT_CHARS], str(record.get("ename", "")),
-                                                  str(record.get("evalue", ""))[:2000], bool(record.get("hidden"))))
+                # the token vouches for every field, each as the re-check process wrote it (cut short there)
+                verdicts.setdefault(cell, Verdict(passed, **{field: type(default)(record.get(field, default))
+                                                             for field, default in Verdict._field_defaults.items()}))
             else:
                 notes.append(f"cell {cell}: a verdict without the re-check's token was printed (forged)")
         elif "note" in record:

@@ -1,11 +1,11 @@
 """The IPython hook: in a kernel, a failing check shows its message alone, without a traceback
 (so no line of the hidden test that called it), and the wrapper every check wears (`_guarded`).
 
-In ``ttt-grader``'s grading kernels (``APART_ENV`` set) a check does not run: it says so and
-passes, and the grade comes from the re-check (``grader.recheck``), which runs the test cell
-again apart from the notebook, where the check does run, and writes what it printed into the
-cell. The checks, the bulk of a lesson's grading time, so run once, not twice; stock nbgrader,
-and a student's own kernel, run them as always.
+In ``ttt-grader``'s grading kernels (``grader.kernel.APART_ENV`` set) a check does not run:
+it says so and passes, and the grade comes from the re-check (``grader.recheck``), which runs
+the test cell again apart from the notebook, where the check does run, and writes what it
+printed into the cell. So the checks, the bulk of a lesson's grading time, run once, not
+twice; stock nbgrader and a student's own kernel run them as always.
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ import sys
 from typing import Any, Callable, Optional
 
 from grader.checks.failures import CheckFailed, _OutOfTime
+from grader.kernel import APART_ENV
 
-APART_ENV = "TTT_GRADER_CHECKS_APART"  # "1" in the environment of ttt-grader's grading kernels
 APART = "run by the grader apart from the notebook"  # what such a check prints in the kernel
 _APART = os.environ.get(APART_ENV) == "1"  # read once, when the checks are imported
 
