@@ -22,7 +22,6 @@ EMPTY = None
 Action = tuple  # (i, j): row i, column j, each 0, 1 or 2
 
 _SQUARE_CHAR = {X: "X", O: "O", EMPTY: "."}
-_CHARS = frozenset(_SQUARE_CHAR.values())
 
 
 def initial_state():
@@ -106,7 +105,10 @@ def to_text(board) -> str:
 
 def from_text(text: str):
     """Return a new CS50 board from nine characters (or any text ``ttt.games.classic.parse_board`` reads)."""
-    first, second, third = _rows(text if isinstance(text, str) else classic.parse_board(text))
+    try:
+        first, second, third = _rows(text) if len(text) == 9 else _rows(classic.parse_board(text))
+    except KeyError:  # nine characters, not all of them X, O and .
+        first, second, third = _rows(classic.parse_board(text))
     return [list(first), list(second), list(third)]
 
 
@@ -122,10 +124,7 @@ _play = functools.lru_cache(maxsize=None, typed=True)(classic.play)
 
 @functools.lru_cache(maxsize=None)
 def _rows(text: str) -> tuple:
-    """Return the three rows of squares of a board's text: nine characters X, O and ., or else
-    what ``ttt.games.classic.parse_board`` reads (which raises InvalidBoardError saying why not)."""
-    if len(text) != 9 or not set(text) <= _CHARS:
-        text = classic.parse_board(text)
+    """Return the three rows of squares of a nine-character board."""
     return tuple(_TEXT_ROW[text[r : r + 3]] for r in (0, 3, 6))
 
 
