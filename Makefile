@@ -8,10 +8,12 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 ROOT := $(shell [ "$$(id -u)" = 0 ] && echo yes)
 APT_UPDATED := $(VENV)/.apt-updated
+# apt waits up to 10 minutes for another apt or dpkg (unattended upgrades) to let go of its lock
+APT_WAIT := -o DPkg::Lock::Timeout=600
 
-.PHONY: setup lessons lab test bench dot chromium clean
+.PHONY: setup lessons lab test bench dot bwrap chromium clean
 
-setup: $(STAMP) dot
+setup: $(STAMP) dot bwrap
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 10), "ttt needs Python 3.10 or newer"' \
@@ -26,7 +28,7 @@ dot:
 	@command -v dot >/dev/null && exit 0; \
 	if [ "$(ROOT)" = yes ] && command -v apt-get >/dev/null; then \
 	  echo "Installing Graphviz (dot) with apt-get ..."; \
-	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq graphviz >/dev/null; \
+	  apt-get update -qq $(APT_WAIT) && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq graphviz $(APT_WAIT) >/dev/null; \
 	else \
 	  echo "Graphviz's 'dot' program is missing. Install it, then run make again:"; \
 	  echo "  Debian/Ubuntu: sudo apt-get install -y graphviz"; \
@@ -35,12 +37,26 @@ dot:
 	  exit 1; \
 	fi
 
+# bubblewrap (bwrap) is the sandbox student code runs in when graded. Installed with apt when root;
+# otherwise say how (without it the grader refuses to run student code).
+bwrap:
+	@command -v bwrap >/dev/null && exit 0; \
+	if [ "$(ROOT)" = yes ] && command -v apt-get >/dev/null; then \
+	  echo "Installing bubblewrap (bwrap) with apt-get ..."; \
+	  apt-get update -qq $(APT_WAIT) && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap $(APT_WAIT) >/dev/null; \
+	else \
+	  echo "bubblewrap's 'bwrap' program is missing: grading student code needs it. Install it:"; \
+	  echo "  Debian/Ubuntu: sudo apt-get install -y bubblewrap"; \
+	  echo "  Fedora:        sudo dnf install -y bubblewrap"; \
+	  echo "  Arch:          sudo pacman -S bubblewrap"; \
+	fi
+
 # Chromium drives the browser tests. Installed with apt when root; otherwise those tests skip.
 chromium:
 	@command -v chromium >/dev/null && exit 0; \
 	if [ "$(ROOT)" = yes ] && command -v apt-get >/dev/null; then \
 	  echo "Installing Chromium with apt-get (for the browser tests) ..."; \
-	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null \
+	  apt-get update -qq $(APT_WAIT) && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium $(APT_WAIT) >/dev/null \
 	    || echo "Chromium could not be installed: the browser tests will be skipped."; \
 	else \
 	  echo "Chromium is missing: the browser tests will be skipped (sudo apt-get install -y chromium)."; \

@@ -1,0 +1,466 @@
+"""The bubblewrap sandbox every run of student code goes through.
+
+A sandbox sees the system (``/usr``, ``/etc``, ...) and the Python installation read-only, the packages
+``ttt`` and ``grader`` read-only (not the project folder around them), a private HOME and /tmp, no
+network, its own pid namespace, and only the folders it is given. Limits: address space, processes,
+file size, open files (rlimits); CPU time and stalls are watched from outside (:class:`Tree`,
+:func:`run_limited`).
+
+When run as root, each sandbox runs under a uid of its own (61000 and up): bwrap, started as root, builds
+the mounts, then ``setpriv`` switches to that uid with every capability gone before the command runs.
+bwrap cannot do the mounts after the switch itself: it resolves every bound path as the calling user,
+and the installation may live in a folder only root can enter (``/root/.pyenv``). As an ordinary user,
+bwrap runs in a user namespace under the caller's own uid.
+
+``python -m grader.sandbox kernel CONNECTION_FILE [--memory-mb N] -- ARGV...`` starts a Jupyter kernel in
+a sandbox (see :func:`kernel_main`); ``python -m grader.sandbox check`` says whether a sandbox can start here.
+"""
+
+from __future__ import annotations
+
+import argparse
+import fcntl
+import functools
+import os
+import random
+import resource
+import shutil
+import subprocess
+import sys
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from importlib.util import find_spec
+from pathlib import Path
+
+import psutil
+
+__all__ = ["Limits", "Sandbox", "SandboxUnavailable", "Tree", "available", "run_limited", "kernel_main"]
+
+HOME = "/home/student"
+FIRST_UID = 61000
+UID_COUNT = 4000  # 61000-64999: below nobody (65534)
+UID_STATE = Path("/tmp/.ttt-sandbox-uid")  # the last uid given out, for round-robin
+SYSTEM_FOLDERS = ("/usr", "/bin", "/sbin", "/lib", "/lib64", "/lib32", "/libx32")
+KERNEL_ENV_PREFIXES = ("NBGRADER_", "TTT_GRADER_", "JPY_", "PYDEVD_")
+KERNEL_ENV_NAMES = frozenset({"OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMEXPR_NUM_THREADS",
+                              "VECLIB_MAXIMUM_THREADS", "MALLOC_ARENA_MAX", "PYTHONHASHSEED"})
+
+
+class SandboxUnavailable(RuntimeError):
+    """No sandbox can be started on this machine; the message says what is missing and how to get it."""
+
+
+@dataclass(frozen=True)
+class Limits:
+    """The rlimits of every process in a sandbox (core dumps are always off)."""
+
+    memory_mb: int = 2048  # RLIMIT_AS
+    processes: int = 128  # RLIMIT_NPROC, counted on the sandbox's own uid
+    file_mb: int = 256  # RLIMIT_FSIZE; also the size of each private tmpfs (/tmp, HOME, /dev/shm)
+    open_files: int = 256  # RLIMIT_NOFILE
+
+
+def _is_root() -> bool:
+    """Return whether this process runs as root (then each sandbox gets a uid of its own)."""
+    return os.geteuid() == 0
+
+
+def _tool(name: str) -> str | None:
+    """Return the real path of the program `name` (on PATH or in /usr/bin), or None when there is none."""
+    found = shutil.which(name) or shutil.which(name, path="/usr/bin:/bin:/usr/sbin:/sbin")
+    return os.path.realpath(found) if found else None
+
+
+@functools.cache
+def available() -> str | None:
+    """Return None when a sandbox can be started here, else the reason (one sentence); starts one once to know."""
+    if not sys.platform.startswith("linux"):
+        return "The sandbox needs Linux (bubblewrap runs only there)."
+    if _tool("bwrap") is None:
+        return ("bubblewrap is not installed: apt-get install bubblewrap (dnf install bubblewrap, "
+                "pacman -S bubblewrap), or run make setup as root.")
+    if _is_root() and _tool("setpriv") is None:
+        return "setpriv is missing (it gives each sandbox a uid of its own when run as root): apt-get install util-linux."
+    probe = Sandbox._unchecked()
+    try:
+        done = subprocess.run(probe.command([_tool("true") or "/usr/bin/true"], cwd="/"), preexec_fn=probe._set_limits,
+                              stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                              timeout=60)
+    except (OSError, subprocess.TimeoutExpired) as error:
+        return f"bubblewrap could not start a sandbox: {error}."
+    if done.returncode == 0:
+        return None
+    said = done.stderr.decode(errors="replace").strip().splitlines()
+    said = said[-1] if said else f"exit status {done.returncode}"
+    if not _is_root() and any(word in said.lower() for word in ("namespace", "uid map", "operation not permitted")):
+        return (f"bubblewrap cannot create a user namespace ({said}): allow unprivileged user namespaces "
+                "(sysctl -w kernel.unprivileged_userns_clone=1 on older Debian, user.max_user_namespaces=15000, "
+                "or on Ubuntu 24.04 kernel.apparmor_restrict_unprivileged_userns=0), or run as root.")
+    return f"bubblewrap could not start a sandbox: {said}."
+
+
+def _uids_in_use() -> set[int]:
+    """Return every uid and gid some process on the machine has now (real, effective, saved or file system)."""
+    used = set()
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/status", "rb") as status:
+                for line in status:
+                    if line.startswith((b"Uid:", b"Gid:")):
+                        used.update(int(word) for word in line.split()[1:])
+        except OSError:
+            continue
+    return used
+
+
+def _free_uid() -> int:
+    """Return a uid from 61000 up that no process has now, taking them round-robin so a uid comes back late."""
+    fd = None
+    try:
+        fd = os.open(UID_STATE, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        if os.fstat(fd).st_uid != os.geteuid():  # someone else's file: do not trust what it says
+            os.close(fd)
+            fd = None
+    except OSError:
+        fd = None
+    try:
+        if fd is not None:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            text = os.pread(fd, 32, 0).decode(errors="replace").strip()
+            last = int(text) if text.isdigit() else FIRST_UID - 1
+        else:
+            last = FIRST_UID + random.randrange(UID_COUNT)
+        used = _uids_in_use()
+        for step in range(1, UID_COUNT + 1):
+            uid = FIRST_UID + (last - FIRST_UID + step) % UID_COUNT
+            if uid not in used:
+                break
+        else:
+            raise SandboxUnavailable(f"every sandbox uid ({FIRST_UID}-{FIRST_UID + UID_COUNT - 1}) is in use.")
+        if fd is not None:
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, str(uid).encode(), 0)
+        return uid
+    finally:
+        if fd is not None:
+            os.close(fd)
+
+
+def _chown_tree(top: Path, uid: int) -> None:
+    """Give the folder `top` and everything in it to `uid` (group too), never following a symbolic link."""
+    os.chown(top, uid, uid, follow_symlinks=False)
+    for folder, subfolders, files in os.walk(top):
+        for name in subfolders + files:
+            os.chown(os.path.join(folder, name), uid, uid, follow_symlinks=False)
+
+
+def _installation() -> list[str]:
+    """Return the folders the sandbox's Python needs read-only: the Python, the venv, the packages ttt and grader."""
+    places = []
+    for prefix in (sys.base_prefix, sys.base_exec_prefix, sys.prefix, sys.exec_prefix):
+        places += [os.path.abspath(prefix), os.path.realpath(prefix)]
+    for package in ("ttt", "grader"):
+        spec = find_spec(package)
+        for location in (spec.submodule_search_locations or []) if spec else []:
+            places.append(os.path.realpath(location))
+    return places
+
+
+def _under(path: str, folder: str) -> bool:
+    """Return whether `path` is `folder` or inside it."""
+    return path == folder or path.startswith(folder.rstrip("/") + "/")
+
+
+class Sandbox:
+    """A bubblewrap sandbox: the command line that runs a program in it, and a way to start one."""
+
+    def __init__(self, writable: Sequence[Path] = (), *, read_only: Sequence[Path] = (),
+                 env: Mapping[str, str] | None = None, limits: Limits = Limits(), uid: int | None = None) -> None:
+        """Set up a sandbox (chowning `writable` to its uid when root); raises SandboxUnavailable when there is none."""
+        reason = available()
+        if reason is not None:
+            raise SandboxUnavailable(reason)
+        self._setup(writable, read_only, env, limits, uid)
+        if self.root:
+            for folder in self.writable:
+                _chown_tree(Path(folder), self.uid)
+
+    @classmethod
+    def _unchecked(cls) -> Sandbox:
+        """Return a sandbox with no folders of its own, made without asking available() (which uses it)."""
+        sandbox = cls.__new__(cls)
+        sandbox._setup((), (), None, Limits(), None)
+        return sandbox
+
+    def _setup(self, writable, read_only, env, limits, uid) -> None:
+        self.root = _is_root()
+        if not self.root and uid not in (None, os.getuid()):
+            raise ValueError(f"as an ordinary user the sandbox runs under your own uid ({os.getuid()}), not {uid}")
+        if self.root and uid == 0:
+            raise ValueError("a sandbox never runs as root (uid 0)")
+        self.uid = (uid if uid is not None else _free_uid()) if self.root else os.getuid()
+        self.limits = limits
+        self.writable = [self._existing(folder) for folder in writable]
+        self.read_only = [self._existing(folder) for folder in read_only]
+        self.env = {"PATH": f"{os.path.abspath(sys.prefix)}/bin:/usr/local/bin:/usr/bin:/bin", "HOME": HOME,
+                    "TMPDIR": "/tmp", "LANG": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1", "MPLBACKEND": "Agg",
+                    "MPLCONFIGDIR": "/tmp/matplotlib"}
+        self.env.update(env or {})
+
+    @staticmethod
+    def _existing(folder: str | Path) -> str:
+        """Return the real path of `folder`; raises FileNotFoundError when it is not a folder."""
+        path = os.path.realpath(folder)
+        if not os.path.isdir(path):
+            raise FileNotFoundError(f"no folder {folder} to put in the sandbox")
+        return path
+
+    def _mounts(self) -> list[str]:
+        """Return bwrap's options that build the sandbox's file system."""
+        size = str(self.limits.file_mb * 2**20)
+        options = []
+        bound = ["/etc", "/proc", "/dev"]  # folders whose whole content exists inside
+        for folder in SYSTEM_FOLDERS:
+            if os.path.islink(folder):
+                options += ["--symlink", os.readlink(folder), folder]
+            elif os.path.isdir(folder):
+                options += ["--ro-bind", folder, folder]
+                bound.append(folder)
+        options += ["--ro-bind", "/etc", "/etc", "--proc", "/proc", "--dev", "/dev",
+                    "--perms", "1777", "--size", size, "--tmpfs", "/tmp",
+                    "--perms", "1777", "--size", size, "--tmpfs", "/dev/shm",
+                    "--perms", "0755", "--size", size, "--tmpfs", "/home",
+                    # as root the folder belongs to root, and the sandbox's uid must write in it
+                    "--perms", "0777" if self.root else "0700", "--dir", HOME]
+        made = {"/tmp", "/home", HOME}  # these exist inside, empty
+        binds = {}
+        for path in _installation():
+            if os.path.isdir(path) and not any(_under(path, folder) for folder in ("/usr", "/etc")):
+                binds.setdefault(path, "--ro-bind")
+        for path in self.writable:
+            binds[path] = "--bind"
+        for path in self.read_only:
+            binds[path] = "--ro-bind"
+        # parents before what they hold, so a folder bound inside another one stays on top of it
+        for path in sorted(binds, key=lambda path: path.count("/")):
+            parents = []
+            parent = os.path.dirname(path)
+            while parent != "/" and parent not in made and not any(_under(parent, folder) for folder in bound):
+                parents.append(parent)
+                parent = os.path.dirname(parent)
+            for parent in reversed(parents):  # bwrap would make them 0700, closed to the sandbox's uid
+                options += ["--perms", "0755", "--dir", parent]
+                made.add(parent)
+            options += [binds[path], path, path]
+            bound.append(path)
+        return options
+
+    def command(self, argv: Sequence[str], *, cwd: str | Path) -> list[str]:
+        """Return the full command line that runs `argv` in the sandbox with `cwd` as its current folder."""
+        bwrap = _tool("bwrap") or "bwrap"
+        if self.root:  # no user namespace: setpriv inside needs the root that builds the mounts
+            options = ["--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try",
+                       "--cap-drop", "ALL", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID",
+                       "--cap-add", "CAP_SETPCAP"]
+            inner = [_tool("setpriv") or "setpriv", f"--reuid={self.uid}", f"--regid={self.uid}", "--clear-groups",
+                     "--inh-caps=-all", "--bounding-set=-all", "--"]
+        else:  # RLIMIT_NPROC is set inside the user namespace, where it counts only the sandbox's processes
+            options = ["--unshare-all", "--unshare-user", "--disable-userns", "--cap-drop", "ALL"]
+            prlimit = _tool("prlimit")
+            if prlimit and _under(prlimit, "/usr"):
+                inner = [prlimit, f"--nproc={self.limits.processes}", "--"]
+            else:
+                inner = [os.path.abspath(sys.executable), "-S", "-c",
+                         "import os, resource, sys; n = int(sys.argv[1]); "
+                         "resource.setrlimit(resource.RLIMIT_NPROC, (n, n)); os.execvp(sys.argv[2], sys.argv[2:])",
+                         str(self.limits.processes)]
+        options += ["--die-with-parent", "--new-session", *self._mounts(), "--clearenv"]
+        for name, value in self.env.items():
+            options += ["--setenv", name, value]
+        return [bwrap, *options, "--chdir", str(cwd), "--", *inner, *argv]
+
+    def _set_limits(self) -> None:
+        """Set this process's rlimits to the sandbox's (run after fork, before exec; exec and children inherit them)."""
+        mb = 2**20
+        wanted = [(resource.RLIMIT_AS, self.limits.memory_mb * mb), (resource.RLIMIT_FSIZE, self.limits.file_mb * mb),
+                  (resource.RLIMIT_NOFILE, self.limits.open_files), (resource.RLIMIT_CORE, 0)]
+        if self.root:  # root is exempt; the uid setpriv switches to is not. Otherwise set inside (see command)
+            wanted.append((resource.RLIMIT_NPROC, self.limits.processes))
+        for which, value in wanted:
+            resource.setrlimit(which, (value, value))
+
+    def popen(self, argv: Sequence[str], *, cwd: str | Path, **popen_kwargs) -> subprocess.Popen:
+        """Return the running process (bwrap, outside) that runs `argv` in the sandbox; Popen's options pass through."""
+        before = popen_kwargs.pop("preexec_fn", None)
+
+        def prepare() -> None:
+            if before is not None:
+                before()
+            self._set_limits()
+
+        return subprocess.Popen(self.command(argv, cwd=cwd), preexec_fn=prepare, **popen_kwargs)
+
+
+def _running(process: psutil.Process) -> bool:
+    """Return whether `process` still runs (an exited process waiting to be reaped does not)."""
+    try:
+        return process.status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
+
+
+class Tree:
+    """The processes of one sandbox seen from outside: their CPU time, whether any runs, and a kill for all."""
+
+    def __init__(self, pid: int) -> None:
+        """Watch the sandbox whose outer process (bwrap, started by us) is `pid`."""
+        self.pid = pid
+        try:
+            self._root: psutil.Process | None = psutil.Process(pid)
+        except psutil.NoSuchProcess:
+            self._root = None
+        self._seen: dict[tuple[int, float], tuple[float, float]] = {}  # (pid, start) -> (own CPU, reaped children's)
+        self._total = 0.0
+        self._lock = threading.Lock()
+
+    def _members(self) -> list[psutil.Process]:
+        """Return the outer process and all its descendants (orphans inside go to the pid namespace's init, one of them)."""
+        if self._root is None:
+            return []
+        try:
+            if not self._root.is_running():  # its pid now names another process
+                return []
+            return [self._root, *self._root.children(recursive=True)]
+        except psutil.NoSuchProcess:
+            return []
+
+    def cpu_seconds(self) -> float:
+        """Return the CPU seconds (user + system) every process of the sandbox has used so far; never decreases.
+
+        Each poll adds what the processes seen now used since the last poll, and what their reaped children
+        used; a child seen before and reaped since was counted already up to then, so its part is taken off.
+        A process that exits between polls and is reaped by no one (SIGCHLD ignored) is missed: such work
+        shows as a stall to run_limited.
+        """
+        with self._lock:
+            now = {}
+            for process in self._members():
+                try:
+                    with process.oneshot():
+                        times = process.cpu_times()
+                        key = (process.pid, process.create_time())
+                except psutil.Error:
+                    continue
+                now[key] = (times.user + times.system, times.children_user + times.children_system)
+            own = children = 0.0
+            for key, (used, reaped) in now.items():
+                used_before, reaped_before = self._seen.get(key, (0.0, 0.0))
+                own += max(0.0, used - used_before)
+                children += max(0.0, reaped - reaped_before)
+            gone = sum(used + reaped for key, (used, reaped) in self._seen.items() if key not in now)
+            self._total += own + max(0.0, children - gone)
+            self._seen = now
+            return self._total
+
+    def alive(self) -> bool:
+        """Return whether any process of the sandbox still runs."""
+        return any(_running(process) for process in self._members())
+
+    def processes(self) -> list[int]:
+        """Return the host pids of the sandbox's processes that run now (the outer bwrap first)."""
+        return [process.pid for process in self._members() if _running(process)]
+
+    def kill(self) -> None:
+        """SIGKILL every process of the sandbox and return once none runs (the outer one may stay unreaped)."""
+        while True:
+            members = [process for process in self._members() if _running(process)]
+            if not members:
+                return
+            for process in members:
+                try:
+                    process.kill()
+                except psutil.NoSuchProcess:
+                    pass
+            deadline = time.monotonic() + 10
+            while any(_running(process) for process in members) and time.monotonic() < deadline:
+                time.sleep(0.005)
+
+
+def run_limited(tree: Tree, *, cpu_seconds: float | None, stall_seconds: float = 60.0, stall_cpu: float = 0.05,
+                poll: float = 0.25, done: Callable[[], bool]) -> str | None:
+    """Return None once done() is true, "cpu" when the tree has used more than `cpu_seconds` since the call,
+    "stall" when it used less than `stall_cpu` in the last `stall_seconds`, "dead" when none of it runs.
+
+    Kills nothing.
+    """
+    start = tree.cpu_seconds()
+    samples = deque([(time.monotonic(), start)])  # (when, CPU seconds); the first one stall_seconds old or less
+    while True:
+        if done():
+            return None
+        if not tree.alive():
+            return None if done() else "dead"
+        used, now = tree.cpu_seconds(), time.monotonic()
+        if cpu_seconds is not None and used - start > cpu_seconds:
+            return "cpu"
+        samples.append((now, used))
+        while len(samples) > 1 and samples[1][0] <= now - stall_seconds:
+            samples.popleft()
+        if now - samples[0][0] >= stall_seconds and used - samples[0][1] < stall_cpu:
+            return "stall"
+        time.sleep(poll)
+
+
+def kernel_main(args: Sequence[str]) -> None:
+    """Replace this process with a Jupyter kernel in a sandbox; returns only by raising.
+
+    `args`: CONNECTION_FILE [--memory-mb N] -- ARGV... The folder of the connection file (the kernel's
+    own, for its ipc sockets) and the current folder (the unit's notebooks) are writable inside; the
+    environment inside holds only the allowed variables of ours (NBGRADER_*, TTT_GRADER_*, JPY_*, ...).
+    """
+    args = list(args)
+    if "--" not in args:
+        raise SystemExit("usage: python -m grader.sandbox kernel CONNECTION_FILE [--memory-mb N] -- ARGV...")
+    split = args.index("--")
+    parser = argparse.ArgumentParser(prog="python -m grader.sandbox kernel")
+    parser.add_argument("connection_file")
+    parser.add_argument("--memory-mb", type=int, default=Limits.memory_mb)
+    options = parser.parse_args(args[:split])
+    argv = args[split + 1:]
+    if not argv:
+        raise SystemExit("python -m grader.sandbox kernel: no kernel command after --")
+    cwd = Path.cwd().resolve()
+    run = Path(options.connection_file).resolve().parent
+    env = {name: value for name, value in os.environ.items()
+           if name.startswith(KERNEL_ENV_PREFIXES) or name in KERNEL_ENV_NAMES}
+    sandbox = Sandbox([cwd] if run == cwd else [cwd, run], env=env, limits=Limits(memory_mb=options.memory_mb))
+    command = sandbox.command(argv, cwd=cwd)
+    sandbox._set_limits()
+    os.execv(command[0], command)
+
+
+def main(args: Sequence[str] | None = None) -> int:
+    """Run ``python -m grader.sandbox kernel ...`` or ``... check``; return the exit status."""
+    args = list(sys.argv[1:] if args is None else args)
+    if args[:1] == ["kernel"]:
+        try:
+            kernel_main(args[1:])
+        except SandboxUnavailable as error:
+            print(f"No sandbox: {error}", file=sys.stderr)
+        return 1
+    if args[:1] == ["check"]:
+        reason = available()
+        print(reason or "A sandbox can start here.")
+        return 0 if reason is None else 1
+    print("usage: python -m grader.sandbox kernel CONNECTION_FILE [--memory-mb N] -- ARGV...\n"
+          "       python -m grader.sandbox check", file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
