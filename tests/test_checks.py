@@ -119,22 +119,80 @@ def test_checks_pass_the_lessons_solutions(lesson_name, check_name, function, ca
 
 def test_minimax_check_accepts_any_optimal_move_and_reports_the_plan(capsys):
     summary = checks.check_minimax(fast_minimax)
-    assert summary == "minimax: correct on 4,616 positions: all 82 with at most two marks, one of each symmetric " \
-                      "family with three or four, all with five or more."
+    assert summary == "minimax: correct on all 5,478 positions: an optimal move on the 4,520 where the game goes on, " \
+                      "None on the 958 where it is over."
     assert capsys.readouterr().out == "hidden tests: " + summary + "\n"
 
 
-def test_search_plan_is_fixed_and_always_holds_the_early_game():
+def test_search_plan_is_fixed_and_holds_every_position():
     plan = checks.search_plan()
-    assert plan is checks.search_plan() and len(plan) == len(set(plan)) == 4_616
+    assert plan is checks.search_plan() and len(plan) == len(set(plan)) == 5_478
+    assert set(plan) == set(classic.reachable_positions())
     assert plan[-1] == classic.EMPTY_BOARD and plan[0].count(".") == 0  # latest first, the empty board last
-    every = classic.reachable_positions()
-    for marks in (0, 1, 2, 5, 6, 7, 8, 9):  # the start of the game and its end: every position
-        assert {b for b in plan if 9 - b.count(".") == marks} == {b for b in every if 9 - b.count(".") == marks}
-    for marks in (3, 4):  # the middle: one of each symmetric family
-        middle = [b for b in plan if 9 - b.count(".") == marks]
-        assert len({classic.canonical(b) for b in middle}) == len(middle)
-        assert {classic.canonical(b) for b in middle} == {classic.canonical(b) for b in every if 9 - b.count(".") == marks}
+
+
+def twin_checked_last() -> str:
+    """Return a position with three or four marks, not over, that has a losing move, and is not the first of
+    its symmetric family in BFS order (a check that took one position of each family would skip it)."""
+    first: dict = {}
+    for text in classic.reachable_positions():
+        if 3 <= 9 - text.count(".") <= 4 and not classic.is_terminal(text):
+            family = classic.canonical(text)
+            if family in first and set(classic.moves(text)) - set(classic.optimal_moves(text)):
+                return text
+            first.setdefault(family, text)
+    raise AssertionError("no such position")
+
+
+def test_a_minimax_wrong_on_one_position_of_a_symmetric_family_fails():
+    twin = twin_checked_last()
+    losing = min(set(classic.moves(twin)) - set(classic.optimal_moves(twin)))
+
+    def minimax(board):  # right on every twin of `twin`, wrong on it alone
+        return divmod(losing, 3) if ref.to_text(board) == twin else fast_minimax(board)
+
+    message = failure(checks.check_minimax, minimax)
+    assert "is not an optimal move" in message and repr(ref.from_text(twin)) in message
+
+
+CS50_FILE_WRONG_ON_ONE_TWIN = """
+import functools
+from naive_tictactoe import X, O, EMPTY, initial_state, player, actions, result, winner, terminal, utility
+
+
+@functools.lru_cache(maxsize=None)
+def _value(text):
+    board = [[None if c == "." else c for c in text[r:r + 3]] for r in (0, 3, 6)]
+    if terminal(board):
+        return utility(board)
+    values = [_value(_text(result(board, a))) for a in actions(board)]
+    return max(values) if player(board) == X else min(values)
+
+
+def _text(board):
+    return "".join(c or "." for row in board for c in row)
+
+
+def minimax(board):
+    if terminal(board):
+        return None
+    if _text(board) == TWIN:
+        return LOSING
+    pick = max if player(board) == X else min
+    return pick(sorted(actions(board)), key=lambda a: _value(_text(result(board, a))))
+"""
+
+
+def test_a_cs50_file_wrong_on_one_position_of_a_symmetric_family_fails_minimax(tmp_path):
+    from grader.cs50file import check_file
+
+    twin = twin_checked_last()
+    losing = min(set(classic.moves(twin)) - set(classic.optimal_moves(twin)))
+    (tmp_path / "naive_tictactoe.py").write_text((Path(__file__).parent / "data" / "naive_tictactoe.py").read_text())
+    path = tmp_path / "tictactoe.py"
+    path.write_text(CS50_FILE_WRONG_ON_ONE_TWIN + f"\nTWIN = {twin!r}\nLOSING = {divmod(losing, 3)!r}\n")
+    [found] = check_file(path, functions=("minimax",), jobs=1)
+    assert not found.passed and "is not an optimal move" in found.message, found.message
 
 
 def test_a_minimax_wrong_only_on_the_empty_board_or_one_move_in_fails():
@@ -167,7 +225,8 @@ def test_a_minimax_that_plays_on_a_finished_board_is_told_to_return_none():
 def test_counts_behind_the_documented_bounds():
     assert classic.tree_size(classic.EMPTY_BOARD) == 549_946
     assert checks.minimax_calls() == 2_121_015
-    assert int(checks.ALPHABETA_CALLS_FRACTION * checks.minimax_calls()) == 848_406
+    assert checks.minimax_positions() == 2_125_535
+    assert int(checks.ALPHABETA_CALLS_FRACTION * checks.minimax_positions()) == 850_214
 
 
 # --- planted bugs: the first failing case, drawn -------------------------------------------------
@@ -337,21 +396,21 @@ def test_minimax_must_return_none_when_the_game_is_over():
 def test_alphabeta_cutting_off_only_on_strict_inequality_fails_the_node_bound(capsys):
     ns = lesson(L5, edit=lambda src: src.replace("if v >= beta:", "if v > beta:").replace("if v <= alpha:", "if v < alpha:"))
     message = failure(checks.check_alphabeta_calls, ns["alphabeta"])
-    assert "prunes too little" in message and "at most 848,406 calls to result" in message
+    assert "prunes too little" in message and "at most 850,214 nodes in all" in message
 
 
 def test_alphabeta_calls_of_the_solution_are_reported(capsys):
     checks.check_alphabeta_calls(solutions(L5)["alphabeta"])
     out = capsys.readouterr().out
-    assert "alphabeta: 306,514 calls to result over 4,520 positions, 14.5%" in out
+    assert "alphabeta: 311,034 nodes visited over 4,520 positions, 14.6%" in out
 
 
-def test_alphabeta_that_makes_children_without_result_is_refused():
+def test_alphabeta_that_examines_no_position_through_the_given_functions_is_refused():
     namespace = {"result": ref.result, "fast_minimax": fast_minimax}
     exec("def alphabeta(board):\n    return fast_minimax(board)", namespace)
     message = failure(checks.check_alphabeta_calls, namespace["alphabeta"])
-    assert "never called result(board, action)" in message
-    assert "no result(board, action) function" in failure(checks.check_alphabeta_calls, fast_minimax)
+    assert "your alphabeta examined 0 positions, fewer than any search that proves the value can" in message
+    assert "there is none of player, actions, result" in failure(checks.check_alphabeta_calls, fast_minimax)
 
 
 def test_lesson_6_bugs():

@@ -24,10 +24,14 @@ the 4,520 positions of the pruning count), so the same submission is checked on 
 on any machine; `returned`'s deadline for a visible test counts CPU time, not wall time. The
 course's cell limit (``grader.course.CELL_TIMEOUT``, 120 s of wall time) sits far above what
 the slowest honest solution needs (see the README's instructor section for the measured CPU
-times). `check_minimax` and `check_alphabeta` check the 4,616 positions `search_plan` gives:
-every position with at most two marks (the empty board and the early game), one of each
-symmetric family with three or four, and every position with five or more; no clock decides
-which.
+times). `check_minimax` and `check_alphabeta` check every reachable position (`search_plan`,
+5,478): an optimal move where the game goes on, None where it is over; no clock decides which.
+
+Pruning is counted on the search really done: `check_alphabeta_calls` counts the nodes a search
+visits through the functions the lesson hands it (`counting_positions`: a position counts each
+time the search moves to it, read at the call, so a board changed in place and changed back is
+counted too), and refuses a count smaller than any search that finds the best move could make
+(`least_positions`).
 
 The package, one module a concern (lessons and hidden tests import from ``grader.checks``
 itself, whose names stay as they were):
@@ -49,7 +53,7 @@ from __future__ import annotations
 
 from grader.checks.failures import CheckFailed, cs50_specification, draw, Passed, ReferenceCalled
 from grader.checks.reference import forbidden, public_callables, REFERENCE, reference_allowed
-from grader.checks.student import counting_calls, CS50_FUNCTIONS, substituted
+from grader.checks.student import counting_calls, counting_positions, CS50_FUNCTIONS, Examined, SEARCH_FUNCTIONS, substituted
 from grader.checks.visible import (
     expect, expect_at_most, expect_endings, expect_raises, legal_only, optimal_actions, prunes, returned, shown,
 )
@@ -59,7 +63,8 @@ from grader.checks.rules import (
 )
 from grader.checks.players import check_win_block
 from grader.checks.minimax import (
-    ALPHABETA_CALLS_FRACTION, check_alphabeta, check_alphabeta_calls, check_minimax, minimax_calls, search_plan,
+    ALPHABETA_CALLS_FRACTION, check_alphabeta, check_alphabeta_calls, check_minimax, least_positions, minimax_calls,
+    minimax_positions, search_plan,
 )
 from grader.checks.nineboard import (
     check_depth_limited, check_evaluate, check_line_score, depth_limited_cases, line_score, nine_board_positions,
@@ -85,18 +90,22 @@ __all__ = [
     "check_winner",
     "CheckFailed",
     "counting_calls",
+    "counting_positions",
     "CS50_FUNCTIONS",
     "cs50_specification",
     "depth_limited_cases",
     "draw",
+    "Examined",
     "expect",
     "expect_at_most",
     "expect_endings",
     "expect_raises",
     "forbidden",
+    "least_positions",
     "legal_only",
     "line_score",
     "minimax_calls",
+    "minimax_positions",
     "nine_board_positions",
     "optimal_actions",
     "Passed",
@@ -108,6 +117,7 @@ __all__ = [
     "returned",
     "rk_board",
     "search_plan",
+    "SEARCH_FUNCTIONS",
     "shown",
     "substituted",
 ]

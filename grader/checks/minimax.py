@@ -1,5 +1,6 @@
 """The checks of lessons 4 and 5: `minimax` and `alphabeta` on the positions `search_plan`
-gives, and alpha-beta's pruning, counted through its calls to ``result``.
+gives, and alpha-beta's pruning, counted as the positions it examines through the functions the
+lesson hands it.
 """
 
 from __future__ import annotations
@@ -12,34 +13,23 @@ from ttt.games import classic
 from grader.checks.failures import CheckFailed, Text, _fail, _passed, _show, _summary
 from grader.checks.reference import _plain
 from grader.checks.student import (
-    _Failures, _Student, _action, _answer, _board, _on_its_own, _positions, _square_or_none, counting_calls,
+    _Failures, _Student, _action, _answer, _board, _on_its_own, _positions, _square_or_none, counting_positions,
 )
 from grader.checks.display import _guarded
 
 
-ALPHABETA_CALLS_FRACTION = 0.4  # alpha-beta may call result at most this share of minimax's calls
+ALPHABETA_CALLS_FRACTION = 0.4  # alpha-beta may visit at most this share of plain minimax's nodes
 
 
 @functools.lru_cache(maxsize=None)
 def search_plan() -> tuple[Text, ...]:
-    """Return the positions the minimax and alpha-beta checks ask about: the same on any machine.
+    """Return the positions the minimax and alpha-beta checks ask about: every reachable position (5,478).
 
-    Every position with at most two marks (the empty board, all 9 one-move and all 72 two-move
-    positions: the early game, where a search is slowest and a bug hides longest), one of each
-    symmetric family of the positions with three or four marks, and every position with five
-    or more marks (the game over or not). Latest first, so that a failure shows a small board;
-    the empty board last.
+    The 4,520 where the game goes on must get an optimal move, the 958 where it is over None.
+    A bug that shows on one position only, and not on its rotations and reflections, is found
+    too. Latest first, so that a failure shows a small board; the empty board last.
     """
-    seen: set = set()
-    plan = []
-    for b in _positions():
-        if 3 <= 9 - b.count(".") <= 4:
-            c = classic.canonical(b)
-            if c in seen:
-                continue
-            seen.add(c)
-        plan.append(b)
-    return tuple(sorted(plan, key=lambda b: b.count(".")))  # stable: BFS order within
+    return tuple(sorted(_positions(), key=lambda b: b.count(".")))  # stable: BFS order within
 
 
 def _check_search(student: _Student, name: str) -> str:
@@ -47,9 +37,9 @@ def _check_search(student: _Student, name: str) -> str:
     plan = search_plan()
     checked = f"{len(plan):,} positions are checked"
     _Failures(name, checked).each(plan, lambda text: _check_move(student, text, checked=checked))
-    early = sum(1 for b in plan if b.count(".") >= 7)
-    return _passed(name, f"{len(plan):,} positions: all {early} with at most two marks, one of each symmetric family "
-                         "with three or four, all with five or more")
+    over = sum(1 for b in plan if classic.is_terminal(b))
+    return _passed(name, f"all {len(plan):,} positions: an optimal move on the {len(plan) - over:,} where the game goes on, "
+                         f"None on the {over:,} where it is over")
 
 
 def _check_move(student: _Student, text: Text, *, checked: str) -> None:
@@ -117,42 +107,93 @@ def minimax_calls() -> int:
     return sum(classic.tree_size(b) - 1 for b in _positions(over=False))
 
 
+@functools.lru_cache(maxsize=None)
+def minimax_positions() -> int:
+    """Return the nodes plain minimax visits from every position not over, each root included, summed (2,125,535)."""
+    return minimax_calls() + len(_positions(over=False))
+
+
+def _proves(text: Text, value: int, *, at_least: bool, depth: int) -> int:
+    """Return the fewest positions at most `depth` moves below `text` (itself included) that any search must
+    examine to know that its value is at least (or at most) `value`: 0 when every value is."""
+    if (value <= -1) if at_least else (value >= 1):
+        return 0
+    if depth == 0 or classic.is_terminal(text):
+        return 1
+    children = [classic.play(text, square) for square in classic.moves(text)]
+    choosing = classic.to_move(text) == ("X" if at_least else "O")  # one good child is enough
+    below = [_proves(c, value, at_least=at_least, depth=depth - 1) for c in children
+             if not choosing or (classic.value(c) >= value if at_least else classic.value(c) <= value)]
+    return 1 + (min(below) if choosing else sum(below))
+
+
+@functools.lru_cache(maxsize=None)
+def least_positions(text: Text) -> int:
+    """Return a number of positions every search that finds an optimal move on `text` examines, at the least.
+
+    To know a move is optimal, a search must show that its child is worth the position's value
+    and that no other child is worth more (for the player to move). Counted to two moves below
+    the root, where no two lines of play meet in one position (from the third move on they
+    can, so a search that remembers positions could examine fewer there): the positions of the
+    smallest such proof there, with perfect move ordering, and knowing that values lie in
+    -1..1 (a win needs no look at the other moves).
+    """
+    value = classic.value(text)
+    x_moves = classic.to_move(text) == "X"
+    children = [classic.play(text, square) for square in classic.moves(text)]
+    best = [c for c in children if classic.value(c) == value]
+    return 1 + min(_proves(c, value, at_least=x_moves, depth=1)
+                   + sum(_proves(o, value, at_least=not x_moves, depth=1) for o in children if o != c) for c in best)
+
+
 @_guarded
 def check_alphabeta_calls(alphabeta: Callable, *, fraction: float = ALPHABETA_CALLS_FRACTION) -> str:
-    """Print and return a one-line summary if `alphabeta` prunes: at most `fraction` of plain minimax's calls to result.
+    """Print and return a one-line summary if `alphabeta` prunes: it visits at most `fraction` of plain minimax's nodes.
 
-    The nodes visited are counted through the calls to ``result`` in the student's namespace,
-    summed over every position where the game is not over (4,520); plain minimax makes
-    2,121,015 such calls, so the bound is 848,406. For scale: alpha-beta as in AIMA (cut off
-    when v >= beta, or v <= alpha) makes about 14% of minimax's calls when it tries actions in
-    the order a set gives them, 24% when it does not narrow the window at the root, 34% when it
-    tries the best moves last; cutting off only when v > beta makes 48%, and fails. Every answer must
-    also be optimal, and the count stops as soon as it passes the bound.
+    The nodes are the positions the search examines, counted through the functions the lesson
+    hands it (player, actions, result, winner, terminal, utility; `counting_positions`), each
+    read as it is at the call, so a search that changes one board in place and undoes the move
+    is counted as one that makes every child with ``result``. Summed over every position where
+    the game is not over (4,520): plain minimax visits 2,125,535 nodes there, so the bound is
+    850,214. For scale: alpha-beta as in AIMA (cut off when v >= beta, or v <= alpha) visits
+    about 15% of minimax's nodes when it tries actions in the order a set gives them, 24% when it
+    does not narrow the window at the root, 34% when it tries the best moves last; cutting off
+    only when v > beta visits 48%, and fails. On each position the count must be at least
+    `least_positions` (a search that examines fewer looks at the board some other way). Every
+    answer must also be optimal, and the count stops as soon as it passes the bound.
     """
     student = _Student(alphabeta, "alphabeta", kind="alphabeta")
     namespace = getattr(_plain(alphabeta), "__globals__", None)
     if namespace is None:
-        raise CheckFailed("alphabeta should be a function defined in the notebook, so its calls to result can be counted.")
+        raise CheckFailed("alphabeta should be a function defined in the notebook, so the positions it examines can be counted.")
     boards = _positions(over=False)
-    bound = int(fraction * minimax_calls())
+    bound = int(fraction * minimax_positions())
     checked = f"{len(boards):,} positions are checked"
-    with counting_calls(namespace) as count:
+    with counting_positions(namespace) as examined:
         for text in boards:
-            before = count[0]
+            examined.new_search()
+            before = examined.count
             _check_move(student, text, checked=checked)
-            if count[0] == before and text.count(".") > 1:
-                raise _fail("alphabeta(board)", _board(text), "never called result(board, action)", note="The grader counts the nodes your search visits through its calls to result: make every child board with result.", checked=checked)
-            if count[0] > bound:
+            seen, least = examined.count - before, least_positions(text)
+            if seen < least:
+                raise _fail(
+                    "alphabeta(board)", _board(text),
+                    f"your alphabeta examined {seen:,} position{'s' if seen != 1 else ''}, fewer than any search that proves "
+                    "the value can: does it look at the board without the lesson's functions?",
+                    expected=f"at least {least:,} positions", got=f"{seen:,}", checked=checked, kind="examined too few",
+                    note="The grader counts the positions your search examines through the functions the lesson gives it "
+                         "(player, actions, result, winner, terminal, utility): use them on every board your search looks at.")
+            if examined.count > bound:
                 raise _fail(
                     "alphabeta(board)",
                     None,
-                    f"prunes too little: {count[0]:,} calls to result before reaching the end of the positions",
-                    expected=f"at most {bound:,} calls to result in all ({fraction:.0%} of the {minimax_calls():,} plain minimax makes)",
+                    f"prunes too little: {examined.count:,} nodes visited before reaching the end of the positions",
+                    expected=f"at most {bound:,} nodes in all ({fraction:.0%} of the {minimax_positions():,} plain minimax visits)",
                     got=f"more than {bound:,}, stopped at position {boards.index(text) + 1:,} of {len(boards):,}",
                     note="Cut off as soon as v >= beta in max_value (v <= alpha in min_value): with values only -1, 0 and 1, equal values are common and cutting off on them matters.",
                 )
-    share = count[0] / minimax_calls()
+    share = examined.count / minimax_positions()
     return _summary(
-        f"alphabeta: {count[0]:,} calls to result over {len(boards):,} positions, {share:.1%} of plain minimax's "
-        f"{minimax_calls():,} (the bound is {fraction:.0%})."
+        f"alphabeta: {examined.count:,} nodes visited over {len(boards):,} positions, {share:.1%} of plain minimax's "
+        f"{minimax_positions():,} (the bound is {fraction:.0%})."
     )

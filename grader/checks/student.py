@@ -465,6 +465,85 @@ def counting_calls(namespace: dict, name: str = "result") -> Iterator[list[int]]
         namespace[name] = original
 
 
+SEARCH_FUNCTIONS = ("player", "actions", "result", "winner", "terminal", "utility")  # what a lesson hands a search
+
+
+def _now(board: Any) -> Optional[Text]:
+    """Return a CS50 board's squares as they are now, as nine characters ('.' empty); None if it is no board."""
+    try:
+        text = "".join(["." if square is None else square for row in board for square in row])
+    except TypeError:
+        return None
+    return text if len(text) == 9 else None
+
+
+def _leads_to(earlier: Text, later: Text) -> bool:
+    """Return True if `later` is `earlier` or a position after it (every mark of `earlier` still in place)."""
+    return all(a == "." or a == b for a, b in zip(earlier, later))
+
+
+class Examined:
+    """The positions a search examines, counted through the functions it is handed.
+
+    ``count`` is the nodes it visits: a position counts each time the search moves to it (passes
+    it to one of the functions, read as it is at that call, so a board changed in place and
+    changed back counts as the positions it passes through), not each time it looks at it again
+    on the way back up. ``positions`` is the set of distinct positions it passed.
+    """
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.positions: set = set()
+        self._path: list = []
+
+    def see(self, board: Any) -> None:
+        """Count `board` if the search moves to it (it is not a position on the current path)."""
+        text = _now(board)
+        if text is None:
+            return
+        path = self._path
+        while path and not _leads_to(path[-1], text):
+            path.pop()
+        if path and path[-1] == text:
+            return
+        path.append(text)
+        self.positions.add(text)
+        self.count += 1
+
+    def new_search(self) -> None:
+        """Forget the path: the next position passed is the root of a new search."""
+        self._path.clear()
+
+
+@contextlib.contextmanager
+def counting_positions(namespace: dict, names: Sequence[str] = SEARCH_FUNCTIONS) -> Iterator[Examined]:
+    """Count the positions a search examines inside the block, through the functions `names` in `namespace`.
+
+    Yields an `Examined`: ``count`` is the nodes visited, the root included. Each function found
+    in the namespace is wrapped, so a search that changes one board in place and undoes the move
+    is counted as one that makes new boards with ``result``.
+    """
+    found = {name: namespace[name] for name in names if callable(namespace.get(name))}
+    if not found:
+        raise CheckFailed(f"there is none of {', '.join(names)} where your search looks for them, so its nodes cannot be counted.")
+    examined = Examined()
+
+    def watched(function: Callable) -> Callable:
+        def examining(*args: Any, **kwargs: Any) -> Any:
+            if args:
+                examined.see(args[0])
+            return function(*args, **kwargs)
+
+        examining.__name__ = examining.__qualname__ = getattr(function, "__name__", "function")
+        return examining
+
+    namespace.update({name: watched(function) for name, function in found.items()})
+    try:
+        yield examined
+    finally:
+        namespace.update(found)
+
+
 @contextlib.contextmanager
 def substituted(namespace: dict, **functions: Callable) -> Iterator[None]:
     """Inside the block, `namespace[name]` is `function` for each name given; put back afterwards."""
