@@ -47,6 +47,9 @@ SYSTEM_FOLDERS = ("/usr", "/bin", "/sbin", "/lib", "/lib64", "/lib32", "/libx32"
 KERNEL_ENV_PREFIXES = ("NBGRADER_", "TTT_GRADER_", "JPY_", "PYDEVD_")
 KERNEL_ENV_NAMES = frozenset({"OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMEXPR_NUM_THREADS",
                               "VECLIB_MAXIMUM_THREADS", "MALLOC_ARENA_MAX", "PYTHONHASHSEED"})
+# a host pid means nothing inside; ipykernel would take the sandbox's init (pid 1) for a dead parent and stop.
+# The kernel dies with its launcher anyway (bwrap --die-with-parent)
+KERNEL_ENV_DROPPED = frozenset({"JPY_PARENT_PID"})
 
 
 class SandboxUnavailable(RuntimeError):
@@ -437,7 +440,7 @@ def kernel_main(args: Sequence[str]) -> None:
     cwd = Path.cwd().resolve()
     run = Path(options.connection_file).resolve().parent
     env = {name: value for name, value in os.environ.items()
-           if name.startswith(KERNEL_ENV_PREFIXES) or name in KERNEL_ENV_NAMES}
+           if (name.startswith(KERNEL_ENV_PREFIXES) or name in KERNEL_ENV_NAMES) and name not in KERNEL_ENV_DROPPED}
     sandbox = Sandbox([cwd] if run == cwd else [cwd, run], env=env, limits=Limits(memory_mb=options.memory_mb))
     command = sandbox.command(argv, cwd=cwd)
     sandbox._set_limits()
