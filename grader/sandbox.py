@@ -46,7 +46,7 @@ UID_STATE = Path("/tmp/.ttt-sandbox-uid")  # the last uid given out, for round-r
 SYSTEM_FOLDERS = ("/usr", "/bin", "/sbin", "/lib", "/lib64", "/lib32", "/libx32")
 KERNEL_ENV_PREFIXES = ("NBGRADER_", "TTT_GRADER_", "JPY_", "PYDEVD_")
 KERNEL_ENV_NAMES = frozenset({"OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMEXPR_NUM_THREADS",
-                              "VECLIB_MAXIMUM_THREADS", "MALLOC_ARENA_MAX", "PYTHONHASHSEED"})
+                              "VECLIB_MAXIMUM_THREADS", "MALLOC_ARENA_MAX"})
 # a host pid means nothing inside; ipykernel would take the sandbox's init (pid 1) for a dead parent and stop.
 # The kernel dies with its launcher anyway (bwrap --die-with-parent)
 KERNEL_ENV_DROPPED = frozenset({"JPY_PARENT_PID"})
@@ -425,6 +425,8 @@ def kernel_main(args: Sequence[str]) -> None:
     `args`: CONNECTION_FILE [--memory-mb N] -- ARGV... The folder of the connection file (the kernel's
     own, for its ipc sockets) and the current folder (the unit's notebooks) are writable inside; the
     environment inside holds only the allowed variables of ours (NBGRADER_*, TTT_GRADER_*, JPY_*, ...).
+    The kernelspec must say ``"interrupt_mode": "message"``: a SIGINT sent to this process (bwrap, once
+    exec'd) ends the whole sandbox instead of reaching the kernel.
     """
     args = list(args)
     if "--" not in args:

@@ -444,7 +444,7 @@ print(json.dumps({{"uid": os.getuid(), "work": os.listdir("/work") if os.path.ex
         assert "JUPYTER_RUNTIME_DIR" not in found["env"]
         assert (unit / "made.txt").exists()
 
-        client.execute("while True: pass")  # an interrupt arrives as a message (the kernel has its own session)
+        client.execute("while True: pass")  # an interrupt arrives as a message: a signal would end bwrap
         time.sleep(0.5)
         km.interrupt_kernel()
         reply = client.get_shell_msg(timeout=30)
