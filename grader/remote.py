@@ -1,0 +1,1683 @@
+"""A submission's functions in a process of their own, called from the grader with plain data only.
+
+The student's definitions live in a *student server* (``python -m grader.remote serve RFD WFD``),
+which runs inside the sandbox; the checks live in a trusted process and call the student's
+functions through `Remote`, its `LinkedNamespace` and `RemoteFunction` proxies. Between the two
+go plain values only: None, bool, int, float, str, bytes, tuple, list, set, frozenset and dict
+(and the ``NamedTuple`` states of ``ttt``), as tagged JSON with a length prefix over two pipes of
+their own (the student's prints go to the server's stdout and stderr, which the client keeps,
+capped, and never reads as messages). Nothing the server says is trusted beyond being plain data:
+the client builds exact built-in values only, caps sizes and depth, and takes a malformed message
+as a protocol error (the server is killed and started again for the next call).
+
+The module has three sections:
+
+- the codec (`encode`, `decode`, `Unplain`): plain values to JSON trees and back, with the
+  identity of containers kept within a message, and the write-back of mutated arguments;
+- the server (`serve`): loads a notebook's definitions (`definitions`, `python_source`, `KEPT`:
+  the one place that says what loading a submission's definitions means) or a ``.py`` file,
+  then answers the client's operations: call, set, clear_caches, reload, refuse;
+- the client (`Remote`): starts the server through a launcher (the sandbox's), limits each call
+  in CPU seconds from outside, notices a server that stalls or dies and starts it again, serves
+  the callbacks the student's code makes to trusted functions, and relays the grader's own
+  exceptions (a failed check, a reference called) through the student's code.
+"""
+
+from __future__ import annotations
+
+import ast
+import base64
+import builtins
+import contextlib
+import errno
+import functools
+import json
+import linecache
+import math
+import numbers
+import operator
+import os
+import select
+import signal
+import struct
+import subprocess
+import sys
+import time
+import types
+from pathlib import Path
+from typing import Any, Callable, Collection, Iterator, Optional
+
+MAX_MESSAGE = 16 * 2**20  # bytes of one message, either way
+MAX_DEPTH = 100  # nesting of containers in one message
+MAX_VALUE = 100_000  # bytes of a global passed as a value when a submission is loaded
+MAX_BIG_INT = 10_000  # hexadecimal digits of an int
+_HEADER = struct.Struct(">I")
+KEPT = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Import, ast.ImportFrom, ast.Assign, ast.AnnAssign,
+        ast.AugAssign, ast.If, ast.Try)
+_PACKAGES = ("ttt", "grader")
+
+
+# -- errors -----------------------------------------------------------------------------------
+
+
+class RemoteError(BaseException):
+    """Base of the classes built for exceptions a student's function raised in the server.
+
+    Each such class is ``type(student_type_name, (builtin_base, RemoteError), {})``, so an
+    ``except ValueError`` catches a student's ValueError (or its own subclass of it). The base may
+    be SystemExit or KeyboardInterrupt when the student's code raised one: callers that catch
+    ``Exception`` do not catch those, so catch ``RemoteError`` (or BaseException) around a call.
+    Attributes: ``remote_type`` (the student's class name), ``remote_line`` ("in result, line 5:
+    i, j = action", or ""), ``remote_message`` (``str(error)``, cut at 2,000 characters).
+    """
+
+    remote_type: str = ""
+    remote_line: str = ""
+    remote_message: str = ""
+
+
+class RemoteFailure(BaseException):
+    """The server could not answer: out of time, stalled, died, or said something malformed.
+
+    A BaseException, as ``grader.checks.failures._OutOfTime`` is: a check's ``except Exception``
+    does not take it for an answer of the student's function.
+    """
+
+
+class RemoteTimeout(RemoteFailure):
+    """A call used more than its CPU time (the server stopped it, or it was killed from outside)."""
+
+
+class RemoteStalled(RemoteFailure):
+    """The server made no CPU progress for the stall period (sleeping, or waiting on something)."""
+
+
+class RemoteDied(RemoteFailure):
+    """The server's process ended (``status`` is its exit status, negative for a signal) or closed its pipe."""
+
+    status: Optional[int] = None
+
+
+class RemoteProtocolError(RemoteFailure):
+    """The server sent something that is not a well-formed message (the server is killed)."""
+
+
+class NotPlainData(RemoteFailure):
+    """The trusted side tried to give a student's function something that is not plain data (nothing was sent)."""
+
+
+# -- codec ------------------------------------------------------------------------------------
+#
+# A JSON tree: None, true/false, str, and int (|n| < 2**53) and finite float stand for
+# themselves; everything else is a list whose first item is a tag:
+#   ["l", item, ...] list          ["t", item, ...] tuple      ["d", key, value, key, value, ...] dict
+#   ["s", item, ...] set           ["f", item, ...] frozenset  ["r", n] the n-th container again
+#   ["i", "-1f"] a big int (hex)   ["x", "nan"] a float that JSON has no number for
+#   ["b", "base64"] bytes          ["u", type name, repr] an object that is not plain data
+#   ["n", module, qualname, item, ...] a NamedTuple of ttt (its state classes)
+#   ["o", n, container] the container the receiver sent as its n-th (for mutations and identity)
+# Containers are numbered in the order they open (depth first), so ["r", n] refers to an earlier
+# one: a list given twice, or the very list a function was given, arrives as one object.
+
+_SCALARS = (int, float, str, bytes)
+_CONTAINERS = {list: "l", tuple: "t", dict: "d", set: "s", frozenset: "f"}
+_MUTABLE = (list, dict, set)
+
+
+class Unplain:
+    """What arrives in place of an object that is not plain data: its type's name and its repr.
+
+    Equal to nothing but itself, so a check that compares it with an answer fails, and its repr is
+    the student's repr (cut at 200 characters), so the failure shows what came back.
+    """
+
+    __slots__ = ("type_name", "text")
+
+    def __init__(self, type_name: str, text: str) -> None:
+        object.__setattr__(self, "type_name", str(type_name)[:200])
+        object.__setattr__(self, "text", str(text)[:200])
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError("Unplain is read-only")
+
+    def __repr__(self) -> str:
+        return self.text
+
+    def __eq__(self, other: Any) -> bool:
+        return self is other
+
+    def __ne__(self, other: Any) -> bool:
+        return self is not other
+
+    __hash__ = object.__hash__
+
+
+class _Encoder:
+    """Turns values into a JSON tree; one encoder per message, so identity is kept within it."""
+
+    def __init__(self, origins: Optional[dict[int, int]] = None) -> None:
+        self.numbers: dict[int, int] = {}
+        self.objects: list = []  # the containers by number (kept alive, so ids stay unique)
+        self.open: set[int] = set()  # tuples and frozensets being encoded (a cycle through one is refused)
+        self.origins = origins or {}
+        self.subclasses: list[str] = []  # "MyStr (a subclass of str)", once each
+        self.unplain = False
+        self.mutable = False
+
+    def encode(self, value: Any, depth: int = 0) -> Any:
+        """Returns the JSON tree of `value`."""
+        kind = type(value)
+        if value is None or kind is bool or kind is str:
+            return value
+        if kind is int:
+            return value if -2**53 < value < 2**53 else ["i", format(value, "x")]
+        if kind is float:
+            return value if math.isfinite(value) else ["x", repr(value)]
+        if kind in _CONTAINERS:
+            return self._container(value, kind, depth)
+        if kind is bytes:
+            return ["b", base64.b64encode(value).decode("ascii")]
+        return self._other(value, kind, depth)
+
+    def _container(self, value: Any, kind: type, depth: int, tag: Optional[str] = None) -> Any:
+        number = self.numbers.get(id(value))
+        if number is not None:
+            if number in self.open:
+                return self._unplain(kind.__name__, f"<a {kind.__name__} that contains itself>")
+            return ["r", number]
+        if depth >= MAX_DEPTH:
+            return self._unplain(kind.__name__, f"<a {kind.__name__} nested more than {MAX_DEPTH} deep>")
+        number = len(self.objects)
+        self.numbers[id(value)] = number
+        self.objects.append(value)
+        immutable = kind in (tuple, frozenset)
+        if immutable:
+            self.open.add(number)
+        else:
+            self.mutable = True
+        tree: list = [tag or _CONTAINERS[kind]] if tag != "n" else ["n", type(value).__module__, type(value).__qualname__]
+        if kind is dict:
+            for key, item in dict.items(value):
+                tree.append(self.encode(key, depth + 1))
+                tree.append(self.encode(item, depth + 1))
+        else:
+            for item in kind.__iter__(value):
+                tree.append(self.encode(item, depth + 1))
+        self.open.discard(number)
+        origin = self.origins.get(id(value))
+        return tree if origin is None else ["o", origin, tree]
+
+    def _other(self, value: Any, kind: type, depth: int) -> Any:
+        """A subclass of a plain type (as its plain base, noted), a NumPy int (as an int), or an `Unplain`."""
+        if kind is Unplain:
+            return ["u", value.type_name, value.text]
+        try:
+            for base in (int, float, str, bytes, tuple, list, dict, set, frozenset):
+                if isinstance(value, base):
+                    if base is tuple and _named_tuple_of_ours(kind):
+                        return self._container(value, tuple, depth, "n")
+                    self._subclass(kind, base)
+                    if base is str:
+                        return str.__str__(value)
+                    if base is int:
+                        return self.encode(int.__index__(value), depth)
+                    if base is float:
+                        return self.encode(float.__float__(value), depth)
+                    if base is bytes:
+                        return self.encode(bytes(memoryview(value)), depth)
+                    return self._container(value, base, depth)
+            if isinstance(value, numbers.Integral):
+                return self.encode(int(operator.index(value)), depth)
+            text = repr(value)
+        except Exception:  # noqa: BLE001  (the object's own methods failed: it is not plain data)
+            text = f"<{kind.__name__} object>"
+        return self._unplain(_type_label(kind), text)
+
+    def _subclass(self, kind: type, base: type) -> None:
+        note = f"{_type_label(kind)} (a subclass of {base.__name__})"
+        if note not in self.subclasses:
+            self.subclasses.append(note)
+
+    def _unplain(self, type_name: str, text: str) -> list:
+        self.unplain = True
+        return ["u", type_name, text[:200]]
+
+
+def _type_label(kind: type) -> str:
+    """Returns a type's name as a message names it: its own name, with its module when that is a library's."""
+    try:
+        module = kind.__module__
+        name = kind.__qualname__
+    except Exception:  # noqa: BLE001
+        return "object"
+    if not isinstance(module, str) or not isinstance(name, str):
+        return "object"
+    return name[:100] if module in ("builtins", "__main__", "tictactoe") else f"{module[:100]}.{name[:100]}"
+
+
+def _named_tuple_of_ours(kind: type) -> bool:
+    """True for a NamedTuple class of ``ttt`` (a game state), reachable by its module and name."""
+    module = getattr(kind, "__module__", "")
+    return (isinstance(module, str) and module.split(".")[0] == "ttt" and isinstance(getattr(kind, "_fields", None), tuple)
+            and _resolve(module, getattr(kind, "__qualname__", ""), import_module=False) is kind)
+
+
+def _resolve(module: str, qualname: str, *, import_module: bool) -> Any:
+    """Returns the object `qualname` names in `module` (imported only if `import_module`, else only if imported already), or None."""
+    if not isinstance(module, str) or not isinstance(qualname, str) or not module or not qualname:
+        return None
+    found = sys.modules.get(module)
+    if found is None and import_module:
+        import importlib
+
+        try:
+            found = importlib.import_module(module)
+        except Exception:  # noqa: BLE001
+            return None
+    for part in qualname.split("."):
+        if found is None or part.startswith("<"):
+            return None
+        found = getattr(found, part, None)
+    return found
+
+
+def encode(value: Any) -> Any:
+    """Returns the JSON tree of `value` (only plain data survives; anything else becomes an `Unplain`)."""
+    return _Encoder().encode(value)
+
+
+class _Decoder:
+    """Builds values from a JSON tree: exact built-in types only (and `Unplain`, and ttt's NamedTuples)."""
+
+    _OPEN = object()
+
+    def __init__(self) -> None:
+        self.table: list = []
+        self.origins: list[tuple[Any, int]] = []  # (container built, the number the other side gave it)
+        self.mutable = False
+
+    def decode(self, tree: Any, depth: int = 0) -> Any:
+        """Returns the value `tree` stands for; raises RemoteProtocolError for a malformed tree."""
+        kind = type(tree)
+        if tree is None or kind is bool or kind is str or kind is int or kind is float:
+            return tree
+        if kind is not list or not tree or type(tree[0]) is not str:
+            raise RemoteProtocolError(f"not a value of the protocol: {_glimpse(tree)}")
+        if depth > MAX_DEPTH + 2:
+            raise RemoteProtocolError(f"a value nested more than {MAX_DEPTH} deep")
+        tag = tree[0]
+        if tag == "l" or tag == "d" or tag == "s":
+            made: Any = [] if tag == "l" else {} if tag == "d" else set()
+            self.table.append(made)
+            self.mutable = True
+            items = [self.decode(item, depth + 1) for item in tree[1:]]
+            try:
+                if tag == "l":
+                    made.extend(items)
+                elif tag == "s":
+                    made.update(items)
+                elif len(items) % 2:
+                    raise RemoteProtocolError("a dict with a key and no value")
+                else:
+                    made.update(zip(items[0::2], items[1::2]))
+            except TypeError as error:
+                raise RemoteProtocolError(f"an unhashable key or set item: {error}") from None
+            return made
+        if tag == "t" or tag == "f" or tag == "n":
+            number = len(self.table)
+            self.table.append(self._OPEN)
+            start = 3 if tag == "n" else 1
+            items = [self.decode(item, depth + 1) for item in tree[start:]]
+            if tag == "t":
+                made = tuple(items)
+            elif tag == "f":
+                try:
+                    made = frozenset(items)
+                except TypeError as error:
+                    raise RemoteProtocolError(f"an unhashable frozenset item: {error}") from None
+            else:
+                made = self._named(tree, items)
+            self.table[number] = made
+            return made
+        if tag == "r" and len(tree) == 2 and type(tree[1]) is int and 0 <= tree[1] < len(self.table):
+            made = self.table[tree[1]]
+            if made is self._OPEN:
+                raise RemoteProtocolError("a tuple that contains itself")
+            return made
+        if tag == "o" and len(tree) == 3 and type(tree[1]) is int and type(tree[2]) is list and tree[2][:1] in (["l"], ["d"], ["s"], ["t"], ["f"], ["n"]):
+            made = self.decode(tree[2], depth)
+            self.origins.append((made, tree[1]))
+            return made
+        if len(tree) == 2 and type(tree[1]) is str:
+            text = tree[1]
+            if tag == "i" and 0 < len(text) <= MAX_BIG_INT:
+                try:
+                    return int(text, 16)
+                except ValueError:
+                    pass
+            elif tag == "x" and text in ("nan", "inf", "-inf"):
+                return float(text)
+            elif tag == "b" and len(text) <= MAX_MESSAGE:
+                try:
+                    return base64.b64decode(text.encode("ascii"), validate=True)
+                except ValueError:
+                    pass
+        if tag == "u" and len(tree) == 3 and type(tree[1]) is str and type(tree[2]) is str:
+            return Unplain(tree[1], tree[2])
+        raise RemoteProtocolError(f"not a value of the protocol: {_glimpse(tree)}")
+
+    @staticmethod
+    def _named(tree: list, items: list) -> tuple:
+        """Returns a ttt NamedTuple built from its fields (without running any of its code), or raises RemoteProtocolError."""
+        module, qualname = (tree + [None, None])[1:3]
+        if not isinstance(module, str) or module.split(".")[0] != "ttt":
+            raise RemoteProtocolError(f"not a NamedTuple of ttt: {_glimpse(tree)}")
+        kind = _resolve(module, str(qualname), import_module=True)
+        fields = getattr(kind, "_fields", None)
+        if not (isinstance(kind, type) and issubclass(kind, tuple) and isinstance(fields, tuple) and len(fields) == len(items)):
+            raise RemoteProtocolError(f"not a NamedTuple of ttt: {_glimpse(tree)}")
+        return tuple.__new__(kind, items)
+
+
+def decode(tree: Any) -> Any:
+    """Returns the value a JSON tree stands for (exact built-in types only); raises RemoteProtocolError for a malformed one."""
+    return _Decoder().decode(tree)
+
+
+def _glimpse(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _settle(decoder: _Decoder, value: Any, originals: list) -> Any:
+    """Writes what came back into the objects this side sent, and returns `value` with them in place.
+
+    `originals` are the containers this side sent, by number. Each container the other side marked
+    as the n-th one it was sent gets the contents it came back with (a mutated argument), and
+    stands for the original wherever it occurs: in the returned value too, so that a function that
+    returns the list it was given returns the caller's own list.
+    """
+    if not decoder.origins:
+        return value
+    mapping: dict[int, Any] = {}
+    for made, number in decoder.origins:
+        if 0 <= number < len(originals) and type(originals[number]) is type(made):
+            mapping[id(made)] = originals[number]
+    done: dict[int, Any] = {}
+
+    def resolve(item: Any) -> Any:
+        kind = type(item)
+        if kind not in _CONTAINERS and not isinstance(item, tuple):
+            return item
+        if id(item) in mapping:
+            return mapping[id(item)]
+        if id(item) in done:
+            return done[id(item)]
+        done[id(item)] = item
+        if kind is list:
+            item[:] = [resolve(x) for x in item]
+        elif kind is dict:
+            for key in list(item):
+                item[key] = resolve(item[key])
+        elif isinstance(item, tuple):
+            parts = [resolve(x) for x in item]
+            if any(a is not b for a, b in zip(parts, item)):
+                done[id(item)] = tuple.__new__(kind, parts)
+        return done[id(item)]
+
+    for made, number in decoder.origins:
+        original = mapping.get(id(made))
+        if original is None or type(original) not in _MUTABLE:
+            continue
+        if type(original) is list:
+            original[:] = [resolve(x) for x in made]
+        elif type(original) is dict:
+            contents = {key: resolve(x) for key, x in made.items()}
+            original.clear()
+            original.update(contents)
+        else:
+            original.clear()
+            original.update(made)
+    return resolve(value)
+
+
+def _incoming(decoder: _Decoder, *wrappers: Any) -> tuple[dict[int, int], list]:
+    """Returns ({id: number} of the containers a message brought, but `wrappers`), and the mutable ones among them."""
+    skip = {id(w) for w in wrappers}
+    origins = {id(made): n for n, made in enumerate(decoder.table) if id(made) not in skip}
+    return origins, [made for made in decoder.table if type(made) in _MUTABLE and id(made) not in skip]
+
+
+# -- framing ----------------------------------------------------------------------------------
+
+
+def _frame(message: dict) -> bytes:
+    """Returns a message as its length prefix and JSON text."""
+    body = json.dumps(message, separators=(",", ":"), allow_nan=False).encode("ascii")
+    return _HEADER.pack(len(body)) + body
+
+
+def _parse(body: bytes) -> dict:
+    """Returns the message in `body`, or raises RemoteProtocolError."""
+    try:
+        message = json.loads(body)
+    except (ValueError, RecursionError) as error:
+        raise RemoteProtocolError(f"a message that is not JSON: {str(error)[:200]}") from None
+    if type(message) is not dict:
+        raise RemoteProtocolError(f"a message that is not a JSON object: {_glimpse(message)}")
+    return message
+
+
+# -- server (in the sandbox) ------------------------------------------------------------------
+
+
+def python_source(source: str) -> str:
+    """Returns a cell's source as plain Python (IPython's magics and shell escapes translated)."""
+    try:
+        ast.parse(source)
+        return source
+    except SyntaxError:
+        pass
+    from IPython.core.inputtransformer2 import TransformerManager
+
+    return TransformerManager().transform_cell(source)
+
+
+def definitions(source: str) -> list[ast.stmt]:
+    """Returns the statements of a cell that loading a submission runs: its definitions (`KEPT`),
+    each to be run on its own; none for a cell that is not Python (after IPython's translation)."""
+    try:
+        tree = ast.parse(python_source(source))
+    except (SyntaxError, ValueError):
+        return []
+    return [statement for statement in tree.body if isinstance(statement, KEPT)]
+
+
+class _OutOfCPU(BaseException):
+    """Raised in the student's code when a call's CPU time is up."""
+
+
+class _Relayed(BaseException):
+    """Raised in the student's code for an exception of the grader's own that a callback raised."""
+
+
+class _Closed(Exception):
+    """The client closed its pipe."""
+
+
+class _Server:
+    """The student server: the submission's namespace, its functions by id, and the operations on them."""
+
+    def __init__(self, rfd: int, wfd: int) -> None:
+        self.rfd, self.wfd = rfd, wfd
+        self.namespace: dict = {}
+        self.objects: list = []  # registered objects, by id
+        self.ids: dict[str, int] = {}  # name -> id, kept over reloads
+        self.file: Optional[str] = None
+        self.student_files: set[str] = set()
+        self.levels: list[dict] = []  # the CPU limits in force, innermost last
+        self.load_message: dict = {}
+
+    # messages
+
+    def receive(self) -> dict:
+        """Returns the next message from the client; raises _Closed when it is gone."""
+        head = self._read(_HEADER.size)
+        (size,) = _HEADER.unpack(head)
+        if size > MAX_MESSAGE:
+            raise _Closed()
+        return _parse(self._read(size))
+
+    def _read(self, size: int) -> bytes:
+        parts = bytearray()
+        while len(parts) < size:
+            try:
+                chunk = os.read(self.rfd, min(size - len(parts), 1 << 20))
+            except InterruptedError:
+                continue
+            if not chunk:
+                raise _Closed()
+            parts += chunk
+        return bytes(parts)
+
+    def send(self, message: dict) -> None:
+        """Sends a message to the client, after flushing what the student's code printed."""
+        for stream in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__):
+            try:
+                stream.flush()
+            except Exception:  # noqa: BLE001  (a stream the student's code replaced or closed)
+                pass
+        data = _frame(message)
+        if len(data) > MAX_MESSAGE and "data" in message:  # a value too big to pass: it arrives as an Unplain
+            data = _frame(message | {"data": [["u", "object", f"<a value of {len(data):,} bytes, too big to pass on>"], []],
+                                     "subclasses": []})
+        if len(data) > MAX_MESSAGE:
+            data = _frame({"error": f"the answer is {len(data):,} bytes, more than {MAX_MESSAGE:,}", "too_big": len(data)})
+        view = memoryview(data)
+        while view:
+            try:
+                view = view[os.write(self.wfd, view):]
+            except InterruptedError:
+                continue
+
+    def run(self) -> None:
+        """Answers the client's operations until it closes its pipe."""
+        signal.signal(signal.SIGVTALRM, self._ring)
+        while True:
+            try:
+                message = self.receive()
+            except (_Closed, RemoteProtocolError):
+                return
+            self.send(self.handle(message))
+
+    def handle(self, message: dict) -> dict:
+        """Returns the reply to one operation."""
+        op = message.get("op")
+        handler = {"load": self.load, "call": self.call, "set": self.set, "clear_caches": self.clear_caches,
+                   "reload": self.reload, "refuse": self.refuse}.get(op if isinstance(op, str) else "")
+        if handler is None:
+            return {"error": f"no such operation: {_glimpse(op)}"}
+        try:
+            return handler(message)
+        except _Relayed:
+            return {"relayed": True}
+        except (_OutOfCPU, RemoteProtocolError, LookupError, TypeError, ValueError) as error:
+            return {"error": f"{type(error).__name__}: {str(error)[:500]}"}
+
+    # CPU time
+
+    def _ring(self, signum: int, frame: Any) -> None:
+        if not self.levels:
+            signal.setitimer(signal.ITIMER_VIRTUAL, 0)
+            return
+        self.levels[-1]["rang"] = True
+        signal.setitimer(signal.ITIMER_VIRTUAL, 0.05)  # again and again, for code that catches it
+        raise _OutOfCPU()
+
+    @contextlib.contextmanager
+    def limited(self, seconds: Optional[float]) -> Iterator[dict]:
+        """Inside the block, `_OutOfCPU` is raised once `seconds` of CPU time are used (none for None);
+        yields a record whose "rang" says whether it was. An outer limit goes on counting afterwards."""
+        level = {"rang": False}
+        outer = signal.getitimer(signal.ITIMER_VIRTUAL)[0]
+        start = os.times().user
+        limit = float(seconds) if isinstance(seconds, (int, float)) and seconds is not True and seconds > 0 else None
+        self.levels.append(level)
+        try:
+            if limit is not None:
+                signal.setitimer(signal.ITIMER_VIRTUAL, max(limit, 0.001))
+            yield level
+        finally:
+            if limit is not None:
+                left = outer - (os.times().user - start)
+                signal.setitimer(signal.ITIMER_VIRTUAL, max(left, 0.001) if outer > 0 else 0)
+            self.levels.pop()
+
+    # load
+
+    def load(self, message: dict) -> dict:
+        """Loads the submission (`cells` or `file`); returns its names (see `_names`), what was
+        skipped, the error of a file that failed, and whether the CPU time ran out."""
+        if self.objects:
+            return {"error": "a submission is loaded already"}
+        self.load_message = message
+        cpu = message.get("cpu")
+        if isinstance(message.get("cells"), list):
+            reply = self._load_cells([c for c in message["cells"] if isinstance(c, str)], cpu)
+        elif isinstance(message.get("file"), str):
+            reply = self._load_file(message["file"], cpu)
+        else:
+            return {"error": "load needs cells or file"}
+        return reply | {"names": self._names()}
+
+    def _load_cells(self, cells: list[str], cpu: Any) -> dict:
+        namespace = self.namespace = {"__name__": "__main__", "__builtins__": builtins}
+        folder = os.getcwd()
+        if folder not in sys.path:
+            sys.path.append(folder)  # the notebook's folder, after the installed modules
+        skipped: list[str] = []
+        out_of_time = False
+        with self.limited(cpu) as clock:
+            for index, source in enumerate(cells):
+                name = f"<cell {index}>"
+                try:
+                    text = python_source(source)
+                    tree = ast.parse(text)
+                except (SyntaxError, ValueError) as error:
+                    skipped.append(f"cell {index}: {type(error).__name__}: {str(error)[:200]}")
+                    continue
+                except _OutOfCPU:
+                    out_of_time = True
+                    break
+                linecache.cache[name] = (len(text), None, text.splitlines(True), name)
+                self.student_files.add(name)
+                for statement in tree.body:
+                    if not isinstance(statement, KEPT):
+                        continue
+                    try:
+                        exec(compile(ast.Module(body=[statement], type_ignores=[]), name, "exec"), namespace)
+                    except BaseException as error:  # noqa: BLE001  (a failing definition is left out)
+                        if clock["rang"] or isinstance(error, _OutOfCPU):
+                            out_of_time = True
+                            break
+                        if len(skipped) < 50:
+                            skipped.append(f"cell {index}, line {statement.lineno}: {type(error).__name__}: {str(error)[:200]}")
+                if out_of_time:
+                    break
+        return {"skipped": skipped, "out_of_time": out_of_time}
+
+    def _load_file(self, path: str, cpu: Any) -> dict:
+        path = str(Path(path).resolve())
+        self.file = path
+        self.student_files.add(path)
+        folder = str(Path(path).parent)
+        if folder not in sys.path:
+            sys.path.append(folder)
+        return self._run_file(cpu)
+
+    def _run_file(self, cpu: Any) -> dict:
+        """Runs the file as a fresh module ``tictactoe``; returns its error (None) and whether it ran out of time."""
+        import importlib.util
+
+        path = self.file or ""
+        module = types.ModuleType("tictactoe")
+        module.__file__ = path
+        sys.modules["tictactoe"] = module
+        self.namespace = vars(module)
+        error_info = None
+        out_of_time = False
+        linecache.checkcache(path)
+        with self.limited(cpu) as clock:
+            try:
+                with open(path, "rb") as handle:
+                    source = handle.read()
+                spec = importlib.util.spec_from_file_location("tictactoe", path)
+                module.__spec__ = spec
+                exec(compile(source, path, "exec"), self.namespace)
+            except BaseException as error:  # noqa: BLE001  (a syntax error, an exit, a crash while importing)
+                if clock["rang"] or isinstance(error, _OutOfCPU):
+                    out_of_time = True
+                else:
+                    error_info = self._raised(error)
+        return {"error_raised": error_info, "out_of_time": out_of_time}
+
+    def reload(self, message: dict) -> dict:
+        """Runs the file again into a fresh module (same ids for the same names); returns what `load` returns."""
+        if self.file is None:
+            return {"error": "reload is for a .py file"}
+        cpu = message.get("cpu", self.load_message.get("cpu"))
+        return self._run_file(cpu) | {"names": self._names()}
+
+    def _names(self) -> list[dict]:
+        """Registers the namespace's callables (ids in namespace order) and returns each name's
+        entry: a function of the student's, a package's function or class, a plain value, or an object."""
+        entries = []
+        room = MAX_MESSAGE // 2
+        for name, value in list(self.namespace.items()):
+            if not isinstance(name, str) or (name.startswith("__") and name.endswith("__")) or len(name) > 200:
+                continue
+            try:
+                entry = self._entry(name, value, room)
+            except Exception:  # noqa: BLE001  (an object whose attributes fail)
+                entry = {"name": name, "kind": "object", "type": "object"}
+            room -= len(json.dumps(entry.get("value")))
+            entries.append(entry)
+        return entries
+
+    def _entry(self, name: str, value: Any, room: int) -> dict:
+        if callable(value) and not isinstance(value, types.ModuleType):
+            if name in self.ids:
+                self.objects[self.ids[name]] = value
+            else:
+                self.ids[name] = len(self.objects)
+                self.objects.append(value)
+            entry = {"name": name, "id": self.ids[name], "qualname": str(getattr(value, "__name__", name))[:200]}
+            where = _package_path(value)
+            if where:
+                return entry | {"kind": "package", "module": where[0], "qualname": where[1]}
+            return entry | {"kind": "function"}
+        encoder = _Encoder()
+        tree = encoder.encode(value)
+        if not encoder.unplain and not encoder.subclasses and len(json.dumps(tree)) <= min(MAX_VALUE, room):
+            return {"name": name, "kind": "value", "value": tree}
+        return {"name": name, "kind": "object", "type": _type_label(type(value))}
+
+    # call
+
+    def _object(self, number: Any) -> Any:
+        if type(number) is not int or not 0 <= number < len(self.objects):
+            raise LookupError(f"no object {_glimpse(number)}")
+        return self.objects[number]
+
+    def call(self, message: dict) -> dict:
+        """Calls a registered object; returns {"ok": [value, mutated arguments]}, {"raised": ...},
+        {"out_of_time": CPU seconds} or {"not_written": message}."""
+        function = self._object(message.get("id"))
+        decoder = _Decoder()
+        top = decoder.decode(message.get("data"))
+        if type(top) is not list or len(top) != 2 or type(top[0]) is not list or type(top[1]) is not dict:
+            raise ValueError("call needs [args, kwargs]")
+        args, kwargs = top
+        traps = message.get("traps")
+        trapped: Any = contextlib.nullcontext()
+        if isinstance(traps, str):
+            from grader.checks.reference import _forbidden_objects, _reference_off
+
+            trapped = _reference_off(_forbidden_objects(traps))
+        start = time.process_time()
+        value: Any = None
+        raised: Optional[BaseException] = None
+        try:
+            with trapped, self.limited(message.get("cpu")) as clock:
+                try:
+                    value = function(*args, **kwargs)
+                except _OutOfCPU:
+                    raise
+                except BaseException as error:  # noqa: BLE001  (whatever it raised is its answer)
+                    raised = error
+        except _OutOfCPU:
+            clock = {"rang": True}
+        if clock["rang"]:
+            return {"out_of_time": round(time.process_time() - start, 3)}
+        if isinstance(raised, _Relayed):
+            return {"relayed": True}
+        if type(raised) is NotImplementedError:
+            return {"not_written": str(raised)[:2000]}
+        return self._answer(decoder, top, args, kwargs, value, raised)
+
+    def _answer(self, decoder: _Decoder, *wrappers_and_value: Any) -> dict:
+        """Returns the reply to a call: the value (or the error) and the arguments it was given, as they are now."""
+        *wrappers, value, raised = wrappers_and_value
+        origins, mutables = _incoming(decoder, *wrappers)
+        encoder = _Encoder(origins)
+        tree = encoder.encode([None if raised is not None else value, mutables])
+        reply: dict = {"data": tree, "subclasses": encoder.subclasses[:20]}
+        if raised is not None:
+            reply["raised"] = self._raised(raised)
+        else:
+            reply["ok"] = True
+        return reply
+
+    def _raised(self, error: BaseException) -> dict:
+        """Returns what the client is told of an exception: its class, built-in base, message, the student's line."""
+        kind = type(error)
+        builtin = next((base.__name__ for base in kind.__mro__ if base.__module__ == "builtins"), "BaseException")
+        try:
+            text = str(error)[:2000]
+        except Exception:  # noqa: BLE001
+            text = ""
+        info = {"type": str(getattr(kind, "__name__", "Exception"))[:100], "builtin": builtin, "message": text,
+                "line": self._line(error)}
+        if kind.__name__ == "ReferenceCalled" and kind.__module__.startswith("grader.checks"):
+            info["reference"] = text[:300]
+        return info
+
+    def _line(self, error: BaseException) -> str:
+        """Returns 'in f, line N: code' for the innermost frame of the error in the student's code, or ''."""
+        import traceback
+
+        try:
+            for frame, line in reversed(list(traceback.walk_tb(error.__traceback__))):
+                code = frame.f_code
+                if code.co_filename in self.student_files:
+                    text = linecache.getline(code.co_filename, line).strip()
+                    return f"in {code.co_name}, line {line}: {text}"[:500]
+        except Exception:  # noqa: BLE001
+            pass
+        return ""
+
+    # callbacks
+
+    def callback(self, cid: int, name: str, args: tuple, kwargs: dict) -> Any:
+        """Calls the client's function `cid` from the student's code; returns its value (or raises its exception),
+        answering the client's operations (calls of the student's functions) meanwhile."""
+        encoder = _Encoder()
+        tree = encoder.encode([list(args), kwargs])
+        self.send({"op": "callback", "cid": cid, "data": tree})
+        while True:
+            message = self.receive()
+            if message.get("op") == "return":
+                break
+            self.send(self.handle(message))
+        if message.get("relay") is not None:
+            raise _Relayed(str(message.get("relay"))[:200])
+        decoder = _Decoder()
+        top = decoder.decode(message.get("data"))
+        value = _settle(decoder, top[0], encoder.objects) if type(top) is list and len(top) == 2 else None
+        raised = message.get("raised")
+        if isinstance(raised, dict):
+            raise _rebuilt(raised)
+        return value
+
+    def _stub(self, cid: int, name: str) -> Callable:
+        server = self
+
+        def stub(*args: Any, **kwargs: Any) -> Any:
+            return server.callback(cid, name, args, kwargs)
+
+        stub.__name__ = stub.__qualname__ = name
+        return stub
+
+    # other operations
+
+    def set(self, message: dict) -> dict:
+        """Rebinds a global of the submission's namespace; returns {"done": True} or {"raised": ...}."""
+        name, spec = message.get("name"), message.get("value")
+        if not isinstance(name, str) or not isinstance(spec, dict):
+            raise ValueError("set needs a name and a value")
+        if spec.get("delete"):
+            self.namespace.pop(name, None)
+        elif "callback" in spec:
+            self.namespace[name] = self._stub(int(spec["callback"]), name)
+        elif "object" in spec:
+            self.namespace[name] = self._object(spec["object"])
+        elif "local" in spec:
+            module, qualname, args = (list(spec["local"]) + [None, None, None])[:3]
+            try:
+                args = decode(args) if args is not None else None
+                found = _resolve(str(module), str(qualname), import_module=True)
+                if found is None:
+                    raise LookupError(f"no {module}.{qualname}")
+                self.namespace[name] = found(*args) if isinstance(args, list) else found
+            except Exception as error:  # noqa: BLE001
+                return {"raised": self._raised(error)}
+        elif "value" in spec:
+            self.namespace[name] = decode(spec["value"])
+        else:
+            raise ValueError("set needs callback, object, local, value or delete")
+        return {"done": True}
+
+    def clear_caches(self, message: dict) -> dict:
+        """Clears every functools.lru_cache in the namespace (and on its classes); returns how many."""
+        count = 0
+        for value in list(self.namespace.values()):
+            holders = [value] + (list(vars(value).values()) if isinstance(value, type) else [])
+            for item in holders:
+                item = getattr(item, "__func__", item)
+                if isinstance(item, functools._lru_cache_wrapper):
+                    item.cache_clear()
+                    count += 1
+        return {"done": count}
+
+    def refuse(self, message: dict) -> dict:
+        """Runs the grader's refusal of the reference on a registered function; returns {"failed": message, "fatal": ...} or {"done": True}."""
+        function = self._object(message.get("id"))
+        from grader.checks.failures import CheckFailed
+        from grader.checks.reference import _refuse_reference
+
+        try:
+            _refuse_reference(function, str(message.get("name")), str(message.get("kind")))
+        except CheckFailed as failed:
+            return {"failed": str(failed)[:5000], "fatal": bool(getattr(failed, "fatal", False))}
+        return {"done": True}
+
+
+def _package_path(value: Any) -> Optional[tuple[str, str]]:
+    """Returns (module, qualname) for a function or class of ttt, grader or the standard library that is found there under that name, else None."""
+    module = getattr(value, "__module__", None)
+    qualname = getattr(value, "__qualname__", None)
+    if not isinstance(module, str) or not isinstance(qualname, str):
+        return None
+    top = module.split(".")[0]
+    if top not in _PACKAGES and top not in sys.stdlib_module_names and top != "builtins":
+        return None
+    return (module, qualname) if _resolve(module, qualname, import_module=False) is value else None
+
+
+def _rebuilt(info: dict) -> BaseException:
+    """Returns an exception for the student's code to catch: of the built-in class named, with the message and class name given."""
+    base = getattr(builtins, str(info.get("builtin")), None)
+    if not (isinstance(base, type) and issubclass(base, BaseException)):
+        base = Exception
+    try:
+        name = str(info.get("type", base.__name__))[:100]
+        kind = base if name == base.__name__ else type(name, (base,), {"__module__": "__main__"})
+        return kind(str(info.get("message", ""))[:2000])
+    except Exception:  # noqa: BLE001  (a base whose constructor wants more)
+        return Exception(str(info.get("message", ""))[:2000])
+
+
+def serve(rfd: int, wfd: int) -> None:
+    """Runs the student server on the pipes `rfd` (from the client) and `wfd` (to it) until the client closes."""
+    for fd in (rfd, wfd):
+        os.set_inheritable(fd, False)
+    _Server(rfd, wfd).run()
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    os._exit(0)  # no atexit handler of the student's runs after the client is gone
+
+
+# -- client (trusted) -------------------------------------------------------------------------
+
+
+_POLL = 0.2  # seconds between looks at the server's CPU time while waiting
+_sandbox: list = []  # grader.sandbox, once looked for (None when it is missing)
+
+
+def _sandbox_module() -> Any:
+    if not _sandbox:
+        try:
+            import grader.sandbox as found
+        except ImportError:
+            found = None
+        _sandbox.append(found)
+    return _sandbox[0]
+
+
+def cpu_seconds(pid: int) -> float:
+    """Returns the CPU seconds used so far by the process `pid` and its descendants (0.0 when it is gone)."""
+    tree = getattr(_sandbox_module(), "Tree", None)
+    if tree is not None:
+        return float(tree(pid).cpu_seconds())
+    import psutil
+
+    try:
+        top = psutil.Process(pid)
+        times = top.cpu_times()
+        total = times.user + times.system + times.children_user + times.children_system
+        for child in top.children(recursive=True):
+            with contextlib.suppress(psutil.Error):
+                child_times = child.cpu_times()
+                total += child_times.user + child_times.system
+        return total
+    except psutil.Error:
+        return 0.0
+
+
+def kill_tree(popen: subprocess.Popen) -> None:
+    """Kills the process `popen` started and every process under it, and waits for it."""
+    tree = getattr(_sandbox_module(), "Tree", None)
+    if tree is not None:
+        with contextlib.suppress(Exception):
+            tree(popen.pid).kill()
+    else:
+        import psutil
+
+        with contextlib.suppress(psutil.Error):
+            for child in psutil.Process(popen.pid).children(recursive=True):
+                with contextlib.suppress(psutil.Error):
+                    child.kill()
+        with contextlib.suppress(OSError):
+            if os.getpgid(popen.pid) == popen.pid:
+                os.killpg(popen.pid, signal.SIGKILL)
+    with contextlib.suppress(OSError):
+        popen.kill()
+    popen.wait()
+
+
+def _default_launcher(argv: list[str], **options: Any) -> subprocess.Popen:
+    return subprocess.Popen(argv, start_new_session=True, **options)
+
+
+class RemoteFunction:
+    """A callable standing for one of the server's objects (a function of the student's).
+
+    Calling it calls the object in the server with copies of the arguments, under the remote's
+    CPU limit and traps in force; the arguments' mutations are written back into the caller's
+    objects, and an argument returned is returned as the caller's own object. Raises what the
+    student's function raised (see `RemoteError`), NotImplementedError for a stub not written yet,
+    ``grader.checks.ReferenceCalled`` for a trapped reference, or a `RemoteFailure`.
+    """
+
+    def __init__(self, remote: "Remote", number: int, name: str, namespace: "LinkedNamespace") -> None:
+        self.remote = remote
+        self.id = number
+        self.__name__ = self.__qualname__ = name
+        self.__module__ = "__main__"
+        self.__globals__ = namespace
+        self.__doc__ = None
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.remote._call(self, args, kwargs)
+
+    def __repr__(self) -> str:
+        return f"<function {self.__name__} (in the sandbox)>"
+
+
+class LinkedNamespace(dict):
+    """The submission's namespace on the trusted side; rebinding a name rebinds it in the server too.
+
+    Names bound to a `RemoteFunction` are the server's own object again; to an object with a
+    ``_sandbox_local = (module, qualname, args)`` attribute, what the server builds from that; to
+    a plain value, a copy; to a function of ttt, grader or the standard library, the server's own
+    copy of it; to any other callable, a stub in the server that calls it here (a callback).
+    Anything else (and dunder names) stays on this side. Works as the globals of ``exec``.
+    """
+
+    def __init__(self, remote: "Remote", entries: dict) -> None:
+        super().__init__(entries)
+        self.remote = remote
+
+    def __setitem__(self, name: Any, value: Any) -> None:
+        self.remote._bind(name, value)
+        super().__setitem__(name, value)
+
+    def __delitem__(self, name: Any) -> None:
+        super().__delitem__(name)
+        self.remote._bind(name, _DELETED)
+
+    def pop(self, name: Any, *default: Any) -> Any:
+        if name in self:
+            value = super().pop(name)
+            self.remote._bind(name, _DELETED)
+            return value
+        if default:
+            return default[0]
+        raise KeyError(name)
+
+    def popitem(self) -> tuple:
+        name, value = super().popitem()
+        self.remote._bind(name, _DELETED)
+        return name, value
+
+    def clear(self) -> None:
+        for name in list(self):
+            del self[name]
+
+    def update(self, *others: Any, **named: Any) -> None:
+        for other in others:
+            pairs = other.items() if hasattr(other, "items") else other
+            for name, value in pairs:
+                self[name] = value
+        for name, value in named.items():
+            self[name] = value
+
+    def setdefault(self, name: Any, default: Any = None) -> Any:
+        if name not in self:
+            self[name] = default
+        return self[name]
+
+    def __ior__(self, other: Any) -> "LinkedNamespace":
+        self.update(other)
+        return self
+
+
+_DELETED = object()
+
+
+class Remote:
+    """A submission's definitions in a student server, and the trusted side's view of them.
+
+    `load` is the load operation's content: ``{"cells": [source, ...]}`` or ``{"file": path}``,
+    with an optional ``"cpu"`` (CPU seconds the top-level code may use). `launcher(argv, *, cwd,
+    pass_fds, stdin, stdout, stderr)` starts the server (default: a plain subprocess in a session
+    of its own); `handed` names the ready-made functions a lesson hands the student (these are
+    the trusted side's own objects when the submission has them unchanged); `output_bytes` caps
+    what `take_output` keeps; `stall_seconds` is how long the server may make no CPU progress;
+    `grace` the CPU seconds past a call's limit before it is killed from outside; `cpu` the
+    default CPU limit of a call (None: none).
+    """
+
+    def __init__(self, load: dict, *, launcher: Optional[Callable[..., subprocess.Popen]] = None, cwd: Path,
+                 handed: Collection[str] = (), output_bytes: int = 100_000, stall_seconds: float = 60.0,
+                 grace: float = 2.0, cpu: Optional[float] = None) -> None:
+        self.load = dict(load)
+        self.launcher = launcher or _default_launcher
+        self.cwd = Path(cwd)
+        self.handed = frozenset(handed)
+        self.output_bytes = output_bytes
+        self.stall_seconds = stall_seconds
+        self.grace = grace
+        self.cpu = cpu
+        self.skipped: list[str] = []  # the definitions the load left out, and why
+        self.load_error: Optional[BaseException] = None  # what the file raised while loading (file mode)
+        self.load_out_of_time = False
+        self.subclasses: list[str] = []  # "result returned a MyStr (a subclass of str)", once each
+        self.calls = 0
+        self._popen: Optional[subprocess.Popen] = None
+        self._generation = 0
+        self._dead: Optional[RemoteFailure] = None
+        self._namespace: Optional[LinkedNamespace] = None
+        self._bound: dict[str, dict] = {}  # the sets in force, re-applied by restart
+        self._server_names: set[str] = set()  # the names the server's namespace has
+        self._callbacks: dict[int, Callable] = {}
+        self._callback_ids: dict[int, int] = {}
+        self._cpu_limits: list[Optional[float]] = []
+        self._traps: list[Optional[str]] = []
+        self._relays: list[list[BaseException]] = []
+        self._output = bytearray()
+        self._dropped = 0
+        self._inbox = bytearray()
+        self._outbox = bytearray()
+        self._fds: dict[str, int] = {}
+        self._poller: Any = None
+
+    # life
+
+    def start(self) -> None:
+        """Starts the server and loads the submission (nothing if it runs already)."""
+        if self._popen is None:
+            self._launch()
+
+    def close(self) -> None:
+        """Stops the server (killing whatever it started) and closes the pipes."""
+        popen, self._popen = self._popen, None
+        if popen is not None:
+            with contextlib.suppress(OSError):
+                os.close(self._fds.pop("to"))
+            kill_tree(popen)
+            self._drain_output(block=False)
+        for fd in self._fds.values():
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        self._fds = {}
+        self._inbox.clear()
+        self._outbox.clear()
+
+    def restart(self) -> None:
+        """Starts a new server with the same load, and re-applies every `set` in force."""
+        self.close()
+        self._launch()
+
+    def __enter__(self) -> "Remote":
+        self.start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def _launch(self) -> None:
+        self._generation += 1
+        self._dead = None
+        to_read, to_write = os.pipe()
+        from_read, from_write = os.pipe()
+        argv = [sys.executable, "-P", "-m", "grader.remote", "serve", str(to_read), str(from_write)]
+        try:
+            self._popen = self.launcher(argv, cwd=self.cwd, pass_fds=(to_read, from_write), stdin=subprocess.DEVNULL,
+                                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        except BaseException:
+            os.close(to_write)
+            os.close(from_read)
+            raise
+        finally:
+            os.close(to_read)
+            os.close(from_write)
+        self._fds = {"to": to_write, "from": from_read}
+        if self._popen.stdout is not None:
+            self._fds["out"] = self._popen.stdout.fileno()
+        for fd in self._fds.values():
+            os.set_blocking(fd, False)
+        self._poller = select.poll()
+        self._poller.register(from_read, select.POLLIN)
+        if "out" in self._fds:
+            self._poller.register(self._fds["out"], select.POLLIN)
+        reply = self._request({"op": "load", **self.load}, cpu=self.load.get("cpu"), start=False)
+        names = reply.get("names")
+        if not isinstance(names, list):
+            raise self._fail(RemoteProtocolError(f"the load was answered with {_glimpse(reply)}"))
+        self._loaded(reply)
+        for name, spec in list(self._bound.items()):
+            self._set(name, spec)
+
+    def _loaded(self, reply: dict) -> None:
+        """Takes a load's (or reload's) reply: what was left out, the error, and the namespace (built once a load)."""
+        skipped = reply.get("skipped")
+        self.skipped = [str(s)[:500] for s in skipped[:50]] if isinstance(skipped, list) else []
+        raised = reply.get("error_raised")
+        self.load_error = self._exception(raised) if isinstance(raised, dict) else None
+        self.load_out_of_time = bool(reply.get("out_of_time"))
+        self._server_names |= {e["name"] for e in reply["names"] if isinstance(e, dict) and isinstance(e.get("name"), str)}
+        if self._namespace is None:
+            self._namespace = self._linked(reply["names"])
+
+    def _linked(self, names: list) -> LinkedNamespace:
+        """Returns the namespace a load reply describes (see `LinkedNamespace`)."""
+        namespace = LinkedNamespace(self, {"__name__": "__main__"})
+        entries = {}
+        for entry in names[:100_000]:
+            if not isinstance(entry, dict) or not isinstance(entry.get("name"), str) or len(entry["name"]) > 200:
+                continue
+            name, kind = entry["name"], entry.get("kind")
+            if kind in ("function", "package") and type(entry.get("id")) is int and entry["id"] >= 0:
+                value: Any = None
+                if kind == "package" and name in self.handed:
+                    module, qualname = entry.get("module"), entry.get("qualname")
+                    if isinstance(module, str) and module.split(".")[0] in _PACKAGES:
+                        value = _resolve(module, str(qualname), import_module=True)
+                    else:
+                        value = _resolve(str(module), str(qualname), import_module=False)
+                    if not callable(value):
+                        value = None
+                if value is None:
+                    title = entry.get("qualname") if kind == "function" else name
+                    value = RemoteFunction(self, entry["id"], str(title)[:200] if isinstance(title, str) else name, namespace)
+                entries[name] = value
+            elif kind == "value":
+                try:
+                    entries[name] = decode(entry.get("value"))
+                except RemoteProtocolError:
+                    continue
+        dict.update(namespace, entries)
+        return namespace
+
+    def namespace(self) -> LinkedNamespace:
+        """Returns the submission's namespace (starting the server first if need be)."""
+        self.start()
+        if self._namespace is None:
+            raise RemoteDied("the server has no submission loaded")
+        return self._namespace
+
+    def reload(self) -> LinkedNamespace:
+        """Runs a .py submission again into a fresh module (its caches and globals fresh, the same ids
+        for the same names); returns the new namespace. The sets in force are dropped."""
+        reply = self._request({"op": "reload", "cpu": self.load.get("cpu")}, cpu=self.load.get("cpu"))
+        if not isinstance(reply.get("names"), list):
+            raise RuntimeError(f"the server could not reload: {str(reply.get('error', reply))[:300]}")
+        self._bound.clear()
+        self._namespace = None
+        self._loaded(reply)
+        assert self._namespace is not None
+        return self._namespace
+
+    def clear_caches(self) -> int:
+        """Clears every functools.lru_cache of the submission's namespace; returns how many."""
+        reply = self._request({"op": "clear_caches"}, cpu=None)
+        return reply["done"] if type(reply.get("done")) is int else 0
+
+    def refuse(self, function: RemoteFunction, name: str, kind: str) -> None:
+        """Raises ``grader.checks.CheckFailed`` (its ``fatal`` set) when the grader's refusal of the
+        reference, run next to the student's code, finds that `function` is or uses the reference
+        of the check `kind`; returns None otherwise. A hint: the student's code could fool it."""
+        from grader.checks import CheckFailed
+
+        reply = self._request({"op": "refuse", "id": function.id, "name": name, "kind": kind}, cpu=None)
+        if isinstance(reply.get("failed"), str):
+            failed = CheckFailed(reply["failed"][:5000])
+            failed.fatal = bool(reply.get("fatal"))
+            raise failed
+
+    def take_output(self) -> str:
+        """Returns what the student's code printed since the last take (at most `output_bytes`, then a note of how much more there was)."""
+        self._drain_output(block=False)
+        text = self._output.decode("utf-8", "replace")
+        if self._dropped:
+            text += f"\n... {self._dropped:,} more bytes not kept\n"
+        self._output = bytearray()
+        self._dropped = 0
+        return text
+
+    @contextlib.contextmanager
+    def cpu_limit(self, seconds: Optional[float]) -> Iterator[None]:
+        """Inside the block, each call may use `seconds` of CPU time (None: the remote's default)."""
+        self._cpu_limits.append(seconds)
+        try:
+            yield
+        finally:
+            self._cpu_limits.pop()
+
+    @contextlib.contextmanager
+    def traps(self, kind: Optional[str]) -> Iterator[None]:
+        """Inside the block, each call runs with the reference of the check `kind` switched off (None: no traps)."""
+        self._traps.append(kind)
+        try:
+            yield
+        finally:
+            self._traps.pop()
+
+    def _call_limit(self) -> Optional[float]:
+        limit = self._cpu_limits[-1] if self._cpu_limits else None
+        return self.cpu if limit is None else limit
+
+    # calls
+
+    def _call(self, function: RemoteFunction, args: tuple, kwargs: dict) -> Any:
+        """Calls `function` in the server (see `RemoteFunction`); returns its value."""
+        encoder = _Encoder()
+        tree = encoder.encode([list(args), dict(kwargs)])
+        if encoder.unplain:
+            raise NotPlainData(f"{function.__name__} can only be given plain data (None, bool, int, float, str, bytes, "
+                               f"tuple, list, set, frozenset, dict), not {_glimpse(args)}")
+        limit = self._call_limit()
+        message = {"op": "call", "id": function.id, "data": tree, "cpu": limit,
+                   "traps": self._traps[-1] if self._traps else None}
+        self.calls += 1
+        self._relays.append([])
+        try:
+            reply = self._request(message, cpu=limit)
+        finally:
+            relayed = self._relays.pop()
+        if relayed:
+            raise relayed[0]
+        if "out_of_time" in reply:
+            used = reply["out_of_time"]
+            raise RemoteTimeout(f"{function.__name__} used more than its {limit:g} s of CPU time" if limit is not None else
+                                f"{function.__name__} ran out of CPU time" + (f" ({used:g} s)" if isinstance(used, (int, float)) else ""))
+        if "not_written" in reply:
+            raise NotImplementedError(str(reply["not_written"])[:2000])
+        if reply.get("relayed"):
+            raise RemoteProtocolError("the server relayed an exception that was never sent")
+        if "data" not in reply:
+            raise self._fail(RemoteProtocolError(f"a call was answered with {_glimpse(reply)}"))
+        decoder = _Decoder()
+        try:
+            top = decoder.decode(reply["data"])
+            if type(top) is not list or len(top) != 2:
+                raise RemoteProtocolError(f"a call was answered with {_glimpse(reply)}")
+        except RemoteProtocolError as error:
+            raise self._fail(error) from None
+        value = _settle(decoder, top[0], encoder.objects)
+        notes = reply.get("subclasses")
+        if isinstance(notes, list) and notes:
+            for note in notes[:20]:
+                said = f"{function.__name__} returned a {str(note)[:200]}"
+                if said not in self.subclasses:
+                    self.subclasses.append(said)
+        if isinstance(reply.get("raised"), dict):
+            raise self._exception(reply["raised"])
+        return value
+
+    _classes: dict = {}
+
+    def _exception(self, info: dict) -> BaseException:
+        """Returns the exception a `raised` reply describes (see `RemoteError`)."""
+        message = str(info.get("message", ""))[:2000]
+        if isinstance(info.get("reference"), str):
+            from grader.checks import ReferenceCalled
+
+            return ReferenceCalled(info["reference"][:300])
+        name = str(info.get("type") or "Exception")[:100]
+        base = getattr(builtins, str(info.get("builtin")), None)
+        if not (isinstance(base, type) and issubclass(base, BaseException)) or issubclass(base, RemoteError):
+            base = Exception
+        error: Optional[BaseException] = None
+        for candidate in (base, Exception):
+            kind = self._classes.get((name, candidate))
+            try:
+                if kind is None:
+                    kind = type(name, (candidate, RemoteError), {"__module__": "__main__"})
+                    self._classes[(name, candidate)] = kind
+                error = kind(message)
+                break
+            except Exception:  # noqa: BLE001  (a built-in base whose constructor wants more than a message)
+                continue
+        assert error is not None
+        error.remote_type = name  # type: ignore[attr-defined]
+        error.remote_line = str(info.get("line", ""))[:500]  # type: ignore[attr-defined]
+        error.remote_message = message  # type: ignore[attr-defined]
+        return error
+
+    # binding names
+
+    def _bind(self, name: Any, value: Any) -> None:
+        """Rebinds `name` in the server to what stands for `value` there (see `LinkedNamespace`)."""
+        if not isinstance(name, str) or (name.startswith("__") and name.endswith("__")):
+            return
+        spec = self._spec(value, known=name in self._server_names)
+        if spec is None:
+            return
+        self._set(name, spec)
+        self._bound[name] = spec
+        self._server_names.add(name)
+
+    def _spec(self, value: Any, *, known: bool) -> Optional[dict]:
+        """Returns how the server gets `value`: {"delete"}, {"object"}, {"local"}, {"value"} or {"callback"},
+        or None to keep it on this side (an object that is not plain data, a class, a module, a function
+        of the grader's for a name the submission does not have: a test cell's import)."""
+        if value is _DELETED:
+            return {"delete": True} if known else None
+        if isinstance(value, RemoteFunction) and value.remote is self:
+            return {"object": value.id}
+        local = getattr(value, "_sandbox_local", None) if not isinstance(value, type) else None
+        if isinstance(local, tuple) and len(local) == 3:
+            module, qualname, args = local
+            return {"local": [str(module), str(qualname), encode(list(args)) if isinstance(args, (list, tuple)) else None]}
+        if not callable(value):
+            encoder = _Encoder()
+            tree = encoder.encode(value)
+            if encoder.unplain or len(json.dumps(tree)) > MAX_MESSAGE // 2:
+                return None
+            return {"value": tree}
+        if isinstance(value, (types.ModuleType, type)):
+            return None
+        where = _package_path(value)
+        if where and where[0].split(".")[0] == "grader" and not known:
+            return None
+        if where:
+            return {"local": [where[0], where[1], None]}
+        cid = self._callback_ids.get(id(value))
+        if cid is None:
+            cid = self._callback_ids[id(value)] = len(self._callbacks)
+            self._callbacks[cid] = value
+        return {"callback": cid}
+
+    def _set(self, name: str, spec: dict) -> None:
+        reply = self._request({"op": "set", "name": name, "value": spec}, cpu=None)
+        if isinstance(reply.get("raised"), dict):
+            raise self._exception(reply["raised"])
+        if "done" not in reply:
+            raise RuntimeError(f"the server could not set {name}: {str(reply.get('error', reply))[:300]}")
+
+    # the wire
+
+    def _request(self, message: dict, *, cpu: Optional[float], start: bool = True) -> dict:
+        """Sends one operation and returns its reply, serving callbacks meanwhile; kills the server and
+        raises RemoteTimeout, RemoteStalled, RemoteDied or RemoteProtocolError when it cannot answer.
+        `cpu` is the operation's CPU limit (None: none); the server is killed at `cpu` + grace."""
+        if start and (self._popen is None or self._dead is not None):
+            self.restart()
+        generation = self._generation
+        try:
+            reply = self._await(message, cpu, generation)
+        except BaseException as error:
+            if self._generation == generation and self._dead is None:  # interrupted here: the server's answer would come late
+                self._fail(error if isinstance(error, RemoteFailure) else RemoteDied(f"the call was interrupted ({type(error).__name__})"))
+            raise
+        if "error" in reply and len(reply) <= 2:
+            raise RuntimeError(f"the server refused {message.get('op')}: {str(reply['error'])[:300]}")
+        return reply
+
+    def _await(self, message: dict, cpu: Optional[float], generation: int) -> dict:
+        """Sends `message` and returns the server's reply (see `_request`)."""
+        self._outbox += _frame(message)
+        self._flush_outbox()
+        started: Optional[float] = None  # the server's CPU seconds at the first look
+        progress: Optional[tuple[float, float]] = None  # (CPU seconds, wall time) when it last made progress
+        look = time.monotonic() + _POLL
+        while True:
+            reply = self._next(timeout=_POLL)
+            if self._generation != generation:
+                raise self._dead or RemoteDied("the server was restarted during the call")
+            if reply is not None:
+                if reply.get("op") == "callback":
+                    self._serve_callback(reply, generation)
+                    progress = None  # the time spent on this side is no stall of the server's
+                    continue
+                if "too_big" in reply:
+                    raise self._fail(RemoteProtocolError(str(reply.get("error"))[:300]))
+                self._drain_output(block=False)
+                return reply
+            now = time.monotonic()
+            if now < look:
+                continue
+            look = now + _POLL
+            popen = self._popen
+            if popen is None or popen.poll() is not None:
+                self._read_messages()  # its last words, then its exit
+                died = RemoteDied(f"the server stopped (exit status {popen.returncode if popen else None})")
+                died.status = popen.returncode if popen else None
+                raise self._fail(died)
+            used = cpu_seconds(popen.pid)
+            if started is None:
+                started = used
+            if progress is None or used - progress[0] >= 0.05:
+                progress = (used, now)
+            if cpu is not None and used - started > cpu + self.grace:
+                raise self._fail(RemoteTimeout(f"the call used more than its {cpu:g} s of CPU time (stopped from outside)"))
+            if now - progress[1] > self.stall_seconds:
+                raise self._fail(RemoteStalled(f"the call made no progress for {self.stall_seconds:g} s "
+                                               "(waiting or sleeping, not computing)"))
+
+    def _serve_callback(self, message: dict, generation: int) -> None:
+        """Calls the trusted function a callback names, and sends its value (or its exception) back."""
+        cid = message.get("cid")
+        function = self._callbacks.get(cid) if type(cid) is int else None
+        decoder = _Decoder()
+        try:
+            top = decoder.decode(message.get("data"))
+            if type(top) is not list or len(top) != 2 or type(top[0]) is not list or type(top[1]) is not dict or function is None:
+                raise RemoteProtocolError(f"a callback that is not one: {_glimpse(message)}")
+        except RemoteProtocolError as error:
+            raise self._fail(error) from None
+        args, kwargs = top
+        value, raised = None, None
+        try:
+            value = function(*args, **{str(k): v for k, v in kwargs.items()})
+        except BaseException as error:  # noqa: BLE001  (sent to the student's code, or relayed through it)
+            raised = error
+        if self._generation != generation or self._popen is None or self._dead is not None:
+            if raised is not None:
+                raise raised  # the server died under a nested call: the outer call ends with the same failure
+            raise self._dead or RemoteDied("the server was restarted during a callback")
+        reply: dict = {"op": "return"}
+        if raised is not None and not _catchable(raised):
+            if not self._relays:  # a callback outside any call: nothing to re-raise it from
+                raise raised
+            self._relays[-1].append(raised)
+            reply["relay"] = type(raised).__name__
+        else:
+            origins, mutables = _incoming(decoder, top, args, kwargs)
+            encoder = _Encoder(origins)
+            reply["data"] = encoder.encode([None if raised is not None else value, mutables])
+            if raised is not None:
+                reply["raised"] = _described(raised)
+        self._outbox += _frame(reply)
+        self._flush_outbox()
+
+    def _fail(self, failure: RemoteFailure) -> RemoteFailure:
+        """Kills the server and marks it dead (the next call starts a new one); returns `failure`."""
+        self._dead = failure
+        popen = self._popen
+        if popen is not None:
+            kill_tree(popen)
+            if isinstance(failure, RemoteDied) and failure.status is None:
+                failure.status = popen.returncode
+        self._drain_output(block=False)
+        return failure
+
+    def _flush_outbox(self) -> None:
+        while self._outbox:
+            try:
+                written = os.write(self._fds["to"], self._outbox)
+            except BlockingIOError:
+                return
+            except (BrokenPipeError, KeyError):
+                self._outbox.clear()  # the server is gone: its pipe's end says so
+                return
+            del self._outbox[:written]
+
+    def _next(self, *, timeout: float) -> Optional[dict]:
+        """Returns the next message from the server if one is complete within `timeout` seconds, else None;
+        raises RemoteDied when the server closed its pipe, RemoteProtocolError for a malformed message."""
+        message = self._take_message()
+        if message is not None:
+            return message
+        if self._poller is None or "from" not in self._fds:
+            raise self._fail(RemoteDied("the server is not running"))
+        to = self._fds.get("to")
+        if self._outbox and to is not None:
+            self._poller.register(to, select.POLLOUT)
+        try:
+            events = self._poller.poll(timeout * 1000)
+        finally:
+            if to is not None:
+                with contextlib.suppress(KeyError, OSError):
+                    self._poller.unregister(to)
+        for fd, event in events:
+            if fd == self._fds.get("out"):
+                self._drain_output(block=False)
+            elif fd == self._fds.get("to"):
+                self._flush_outbox()
+            elif fd == self._fds.get("from"):
+                self._read_messages()
+        return self._take_message()
+
+    def _read_messages(self) -> None:
+        fd = self._fds["from"]
+        for _ in range(64):
+            try:
+                chunk = os.read(fd, 1 << 20)
+            except BlockingIOError:
+                return
+            if not chunk:
+                self._drain_output(block=False)
+                popen = self._popen
+                status = None
+                if popen is not None:
+                    try:
+                        status = popen.wait(timeout=1.0)  # a pipe closed by a dying process: its status follows at once
+                    except subprocess.TimeoutExpired:
+                        status = None
+                died = RemoteDied(f"the server stopped (exit status {status})" if status is not None else
+                                  "the server closed its pipe")
+                died.status = status
+                raise self._fail(died)
+            self._inbox += chunk
+            if len(self._inbox) >= _HEADER.size:
+                (size,) = _HEADER.unpack_from(self._inbox)
+                if size > MAX_MESSAGE:
+                    raise self._fail(RemoteProtocolError(f"a message of {size:,} bytes, more than {MAX_MESSAGE:,}"))
+                if len(self._inbox) >= _HEADER.size + size:
+                    return
+
+    def _take_message(self) -> Optional[dict]:
+        if len(self._inbox) < _HEADER.size:
+            return None
+        (size,) = _HEADER.unpack_from(self._inbox)
+        if size > MAX_MESSAGE:
+            raise self._fail(RemoteProtocolError(f"a message of {size:,} bytes, more than {MAX_MESSAGE:,}"))
+        if len(self._inbox) < _HEADER.size + size:
+            return None
+        body = bytes(self._inbox[_HEADER.size:_HEADER.size + size])
+        del self._inbox[:_HEADER.size + size]
+        try:
+            return _parse(body)
+        except RemoteProtocolError as error:
+            raise self._fail(error) from None
+
+    def _drain_output(self, *, block: bool) -> None:
+        """Reads what the server printed (keeping the first `output_bytes` since the last take, counting the rest)."""
+        fd = self._fds.get("out")
+        if fd is None:
+            return
+        for _ in range(16):  # at most 16 MB a look, so that replies are read too
+            try:
+                chunk = os.read(fd, 1 << 20)
+            except BlockingIOError:
+                return
+            except OSError as error:
+                if error.errno == errno.EBADF:
+                    return
+                raise
+            if not chunk:
+                with contextlib.suppress(KeyError, OSError):
+                    self._poller.unregister(fd)
+                del self._fds["out"]
+                return
+            room = self.output_bytes - len(self._output)
+            if room > 0:
+                self._output += chunk[:room]
+            self._dropped += max(0, len(chunk) - max(room, 0))
+
+
+def _catchable(error: BaseException) -> bool:
+    """True for an exception the student's code may catch as it is: a built-in Exception class's own
+    instance, or a student's exception come back from the sandbox."""
+    if isinstance(error, RemoteError):
+        return isinstance(error, Exception)
+    return isinstance(error, Exception) and type(error).__module__ == "builtins"
+
+
+def _described(error: BaseException) -> dict:
+    """Returns a trusted exception's description for the student's code (class name, built-in base, message)."""
+    kind = type(error)
+    builtin = next((base.__name__ for base in kind.__mro__ if base.__module__ == "builtins"), "Exception")
+    name = getattr(error, "remote_type", "") or kind.__name__
+    return {"type": str(name)[:100], "builtin": builtin, "message": str(error)[:2000]}
+
+
+if __name__ == "__main__":
+    if len(sys.argv) == 4 and sys.argv[1] == "serve":
+        serve(int(sys.argv[2]), int(sys.argv[3]))
+    else:
+        sys.exit("usage: python -m grader.remote serve RFD WFD")
