@@ -965,42 +965,53 @@ def _sandbox_module() -> Any:
     return _sandbox[0]
 
 
-def cpu_seconds(pid: int) -> float:
-    """Returns the CPU seconds used so far by the process `pid` and its descendants (0.0 when it is gone)."""
-    tree = getattr(_sandbox_module(), "Tree", None)
-    if tree is not None:
-        return float(tree(pid).cpu_seconds())
-    import psutil
+class _Watched:
+    """A process and its descendants seen from outside with psutil (where grader.sandbox is missing)."""
 
-    try:
-        top = psutil.Process(pid)
-        times = top.cpu_times()
-        total = times.user + times.system + times.children_user + times.children_system
-        for child in top.children(recursive=True):
-            with contextlib.suppress(psutil.Error):
-                child_times = child.cpu_times()
-                total += child_times.user + child_times.system
-        return total
-    except psutil.Error:
-        return 0.0
+    def __init__(self, pid: int) -> None:
+        self.pid = pid
 
+    def cpu_seconds(self) -> float:
+        """Returns the CPU seconds the process and its descendants (running, or reaped by it) used so far."""
+        import psutil
 
-def kill_tree(popen: subprocess.Popen) -> None:
-    """Kills the process `popen` started and every process under it, and waits for it."""
-    tree = getattr(_sandbox_module(), "Tree", None)
-    if tree is not None:
-        with contextlib.suppress(Exception):
-            tree(popen.pid).kill()
-    else:
+        try:
+            top = psutil.Process(self.pid)
+            times = top.cpu_times()
+            total = times.user + times.system + times.children_user + times.children_system
+            for child in top.children(recursive=True):
+                with contextlib.suppress(psutil.Error):
+                    child_times = child.cpu_times()
+                    total += child_times.user + child_times.system
+            return total
+        except psutil.Error:
+            return 0.0
+
+    def kill(self) -> None:
+        """Kills the process and its descendants (its process group too, when it leads one)."""
         import psutil
 
         with contextlib.suppress(psutil.Error):
-            for child in psutil.Process(popen.pid).children(recursive=True):
+            for child in psutil.Process(self.pid).children(recursive=True):
                 with contextlib.suppress(psutil.Error):
                     child.kill()
         with contextlib.suppress(OSError):
-            if os.getpgid(popen.pid) == popen.pid:
-                os.killpg(popen.pid, signal.SIGKILL)
+            if os.getpgid(self.pid) == self.pid:
+                os.killpg(self.pid, signal.SIGKILL)
+
+
+def watch(pid: int) -> Any:
+    """Returns the watcher of the server started as process `pid`: ``cpu_seconds()`` (of its whole
+    process tree, never decreasing) and ``kill()`` (of the whole tree): ``grader.sandbox.Tree``,
+    or the same with psutil where grader.sandbox is missing."""
+    tree = getattr(_sandbox_module(), "Tree", None)
+    return tree(pid) if tree is not None else _Watched(pid)
+
+
+def _stop(popen: subprocess.Popen, watcher: Any) -> None:
+    """Kills the server's process tree and reaps the process `popen` started."""
+    with contextlib.suppress(Exception):
+        watcher.kill()
     with contextlib.suppress(OSError):
         popen.kill()
     popen.wait()
@@ -1142,6 +1153,7 @@ class Remote:
         self._outbox = bytearray()
         self._fds: dict[str, int] = {}
         self._poller: Any = None
+        self._watcher: Any = None
 
     # life
 
@@ -1156,7 +1168,7 @@ class Remote:
         if popen is not None:
             with contextlib.suppress(OSError):
                 os.close(self._fds.pop("to"))
-            kill_tree(popen)
+            _stop(popen, self._watcher)
             self._drain_output(block=False)
         for fd in self._fds.values():
             with contextlib.suppress(OSError):
@@ -1193,6 +1205,7 @@ class Remote:
         finally:
             os.close(to_read)
             os.close(from_write)
+        self._watcher = watch(self._popen.pid)
         self._fds = {"to": to_write, "from": from_read}
         if self._popen.stdout is not None:
             self._fds["out"] = self._popen.stdout.fileno()
@@ -1497,7 +1510,7 @@ class Remote:
                 died = RemoteDied(f"the server stopped (exit status {popen.returncode if popen else None})")
                 died.status = popen.returncode if popen else None
                 raise self._fail(died)
-            used = cpu_seconds(popen.pid)
+            used = self._watcher.cpu_seconds()
             if started is None:
                 started = used
             if progress is None or used - progress[0] >= 0.05:
@@ -1549,7 +1562,7 @@ class Remote:
         self._dead = failure
         popen = self._popen
         if popen is not None:
-            kill_tree(popen)
+            _stop(popen, self._watcher)
             if isinstance(failure, RemoteDied) and failure.status is None:
                 failure.status = popen.returncode
         self._drain_output(block=False)
