@@ -737,3 +737,95 @@ def test_lesson_3_tournament_stops_on_a_move_that_is_not_a_free_square():
     assert "to move)" in message and "expected: (" in message and message.endswith("returned: None")
     with checks.reference_allowed():
         assert checks.legal_only(ref.minimax)(ref.from_text("XX./OO./...")) == (0, 2)
+
+
+# --- one bug, one function -----------------------------------------------------------------------
+
+
+def test_numpy_integers_are_actions_and_bools_are_not(capsys):
+    np = pytest.importorskip("numpy")
+    from grader.checks.student import _square_or_none
+
+    assert _square_or_none((np.int64(1), np.int32(2))) == 5 and _square_or_none([np.int8(0), 0]) == 0
+    assert _square_or_none((True, 0)) is None and _square_or_none((np.bool_(True), 0)) is None
+    assert _square_or_none((1.0, 2)) is None and _square_or_none((3, 0)) is None
+    checks.check_minimax(lambda board: None if naive.terminal(board) else tuple(np.int64(x) for x in fast_minimax(board)))
+    assert "minimax: correct on all 5,478 positions" in capsys.readouterr().out
+
+
+def test_a_result_returning_tuples_is_told_it_returned_a_tuple_board():
+    def result(board, action):
+        new = naive.result(board, action)
+        return tuple(tuple(row) for row in new)
+
+    message = failure(checks.check_result, result)
+    assert message.startswith("result(board, (0, 0)): returned a tuple of tuples, not a list of lists"), message
+    assert "wrong board" not in message
+
+
+HELPERS_WITH_A_WRONG_TERMINAL = """
+import copy
+X, O, EMPTY = "X", "O", None
+
+
+def player(board):
+    xs = sum(row.count(X) for row in board)
+    return X if xs == sum(row.count(O) for row in board) else O
+
+
+def actions(board):
+    return {(i, j) for i in range(3) for j in range(3) if board[i][j] is EMPTY}
+
+
+def result(board, action):  # right by its own check: it need not refuse a move on a finished board
+    i, j = action
+    if not (0 <= i <= 2 and 0 <= j <= 2) or board[i][j] is not EMPTY:
+        raise ValueError(f"invalid action {action}")
+    new = copy.deepcopy(board)
+    new[i][j] = player(board)
+    return new
+
+
+def winner(board):
+    lines = [[(r, c) for c in range(3)] for r in range(3)] + [[(r, c) for r in range(3)] for c in range(3)]
+    lines += [[(0, 0), (1, 1), (2, 2)], [(0, 2), (1, 1), (2, 0)]]
+    for line in lines:
+        marks = {board[r][c] for r, c in line}
+        if len(marks) == 1 and None not in marks:
+            return marks.pop()
+    return None
+
+
+def terminal(board):  # wrong: it misses the diagonals
+    for line in ([board[r] for r in range(3)] + [[board[r][c] for r in range(3)] for c in range(3)]):
+        if line[0] is not None and line.count(line[0]) == 3:
+            return True
+    return all(square is not EMPTY for row in board for square in row)
+
+
+def utility(board):
+    return {X: 1, O: -1}.get(winner(board), 0)
+
+
+def value(board):
+    if terminal(board):
+        return utility(board)
+    values = [value(result(board, a)) for a in actions(board)]
+    return max(values) if player(board) == X else min(values)
+
+
+def minimax(board):
+    if terminal(board):
+        return None
+    pick = max if player(board) == X else min
+    return pick(sorted(actions(board)), key=lambda a: value(result(board, a)))
+"""
+
+
+def test_broken_by_names_only_a_function_that_fails_its_own_check(capsys):
+    namespace = {"__name__": "student"}
+    exec(compile(HELPERS_WITH_A_WRONG_TERMINAL, "<student>", "exec"), namespace)
+    checks.check_result(namespace["result"])  # right by its own check
+    summary = checks.check_minimax(namespace["minimax"])
+    assert summary.broken_by == ("terminal",), summary
+    assert "your own terminal (your terminal returned False" in summary and "your result" not in summary

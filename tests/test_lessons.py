@@ -364,3 +364,11 @@ def test_the_feedback_summary_names_each_test_cell_by_its_function():
     page = '<li><a href="#winner-tests">Test cell</a> (Score: 2.0 / 2.0)</li><li><a href="#poss-win-tests">Test cell</a></li>'
     assert name_test_links(page, notebook("02-who-won")) == (
         '<li><a href="#winner-tests">Tests of winner</a> (Score: 2.0 / 2.0)</li><li><a href="#poss-win-tests">Tests of poss_win</a></li>')
+
+
+def test_lesson_1_s_result_tests_do_not_fail_on_the_student_s_player(capsys):
+    failures = visible_failures("01-boards-and-moves", lambda source: source.replace("return X if xs == os else O", "return X"))
+    assert set(failures) == {"player-tests"}, failures
+    hidden = solution_namespace("01-boards-and-moves", edit=lambda source: source.replace("return X if xs == os else O", "return X"))
+    for code in _hidden_tests("01-boards-and-moves", "result"):
+        exec(code, hidden)  # the hidden check puts the CS50 player in place of the student's too

@@ -146,6 +146,11 @@ def check_result(student: _Student) -> str:
                 expected = _board(classic.play(text, square))
                 if got is board:
                     raise _fail(call, _board(text), "returned the very board it was given", note="Make a new board (copy.deepcopy(board)) and change the copy.", checked=checked)
+                if got != expected and _text_or_none(got) == classic.play(text, square):
+                    raise _fail(call, _board(text), f"returned {_board_shape(got)}, not a list of lists", expected=repr(expected),
+                                got=_show(got), checked=checked, kind="not a list of lists",
+                                note="The marks are right, but a CS50 board is a list of three lists: other code changes its "
+                                     "squares (board[i][j] = ...), which a tuple does not allow. Copy it with copy.deepcopy(board).")
                 if got != expected:
                     raise _fail(call, _board(text), f"wrong board after {ref.player(_board(text))} plays {action}", expected=repr(expected), got=_show(got),
                                 note=f"expected, drawn:\n{draw(expected)}" if _text_or_none(got) else "", checked=checked, kind="wrong board")
@@ -163,6 +168,13 @@ def check_result(student: _Student) -> str:
     error = _type_name(_invalid_action_error())
     raised = "raise an exception" if error == "Exception" else f"raise {error}"
     return _passed("result", f"all {count:,} legal moves, and {invalid:,} invalid ones {raised}")
+
+
+def _board_shape(board: Any) -> str:
+    """Return what a board that is not a list of lists is made of: 'a tuple of tuples', 'a list of tuples'."""
+    rows = {type(row).__name__ for row in board}
+    inner = rows.pop() if len(rows) == 1 else "mixed rows"
+    return f"a {type(board).__name__} of {inner}{'s' if inner != 'mixed rows' else ''}"
 
 
 def _expect_invalid(student: _Student, text: Text, action: Any, why: str, where: str, checked: str) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import io
+import operator
 import traceback
 import types
 from typing import Any, Callable, Iterable, Iterator, Optional, Sequence
@@ -343,11 +344,16 @@ def _on_its_own(name: str, kind: Optional[str] = None) -> Callable:
             with _helpers_replaced(function, **{h: _Spy(h, namespace[h], seen) for h in own}), _focused(texts or None):
                 with contextlib.suppress(CheckFailed, NotImplementedError):
                     _quietly(body, student, **kwargs)
-            blamed = [h for h in own if seen.get(h)] or [h for h in own if h in seen] or own
+            suspects = [h for h in own if seen.get(h)] or [h for h in own if h in seen] or own
+            blamed = [h for h in suspects if _fails_its_own_check(namespace[h], h)]
             how = "; ".join(seen[h] for h in blamed if seen.get(h))
             called = [h for h in own if h in seen] or own
-            text = (f"{summary.rstrip('.')}, with the CS50 {_and(called)} in place of yours. As written it fails, because it "
-                    f"calls your own {_and(blamed)}" + (f" ({how})" if how else "") + ": that is marked there, not here.")
+            if blamed:
+                text = (f"{summary.rstrip('.')}, with the CS50 {_and(called)} in place of yours. As written it fails, because it "
+                        f"calls your own {_and(blamed)}" + (f" ({how})" if how else "") + ": that is marked there, not here.")
+            else:  # each helper passes its own check: the mistake is in neither, so none is named
+                text = (f"{summary.rstrip('.')}, with the CS50 {_and(called)} in place of yours. As written it fails with your "
+                        f"own {_and(called)}, though each of them passes its own check, so none of them is blamed for it.")
             passed = Passed(_summary(text))
             passed.broken_by = tuple(blamed)
             return passed
@@ -358,6 +364,21 @@ def _on_its_own(name: str, kind: Optional[str] = None) -> Callable:
 
 
 def _and(names: Sequence[str]) -> str:
+def _fails_its_own_check(function: Callable, name: str) -> bool:
+    """Return True if the student's CS50 function `name` fails the check that grades it (run quietly)."""
+    from grader import checks
+
+    check = getattr(checks, f"check_{name}", None)
+    if check is None:
+        return True
+    try:
+        with contextlib.redirect_stdout(io.StringIO()):
+            check(function)
+    except (CheckFailed, NotImplementedError):
+        return True
+    return False
+
+
     """Return 'a', 'a and b', 'a, b and c'."""
     return " and ".join(names) if len(names) < 3 else ", ".join(names[:-1]) + " and " + names[-1]
 
@@ -434,14 +455,27 @@ def _square_or_none(action: Any) -> Optional[int]:
     """Return the square 0-8 of an action (i, j), or None if it is not one.
 
     Only a tuple or list is unpacked: unpacking any other object would run its own code
-    (``__iter__``, ``__getitem__``) here, outside the guard around the student's function.
+    (``__iter__``, ``__getitem__``) here, outside the guard around the student's function. Its
+    two items may be any integers (`_index_or_none`: NumPy's too), not bools.
+def _index_or_none(value: Any) -> Optional[int]:
+    """Return `value` as a Python int if it is an integer (an int, NumPy's ``numpy.int64``, ...), None if not.
+
+    ``operator.index`` is what Python itself asks of a list index; a bool (Python's or NumPy's)
+    is refused, though Python would take it: True is no row.
+    """
+    if isinstance(value, bool) or (type(value).__module__ == "numpy" and type(value).__name__ in ("bool", "bool_")):
+        return None
+    try:
+        return operator.index(value)
+    except Exception:  # noqa: BLE001  (not an integer)
+        return None
+
+
     """
     if not isinstance(action, (tuple, list)) or len(action) != 2:
         return None
-    i, j = action
-    if isinstance(i, bool) or isinstance(j, bool) or not isinstance(i, int) or not isinstance(j, int):
-        return None
-    if not (0 <= i <= 2 and 0 <= j <= 2):
+    i, j = (_index_or_none(x) for x in action)
+    if i is None or j is None or not (0 <= i <= 2 and 0 <= j <= 2):
         return None
     return 3 * i + j
 

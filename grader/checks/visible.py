@@ -24,12 +24,12 @@ from grader.checks.reference import (
     REFERENCE, _ALLOWED, _KIND_OF_NAME, _forbidden_objects, _plain, _reference_off, _refuse_reference,
     _used_reference,
 )
-from grader.checks.student import _action, _board, substituted
+from grader.checks.student import _action, _board, _index_or_none, substituted
 from grader.checks.display import _install_display
 
 
 def _is_action(value: Any) -> bool:
-    return isinstance(value, tuple) and len(value) == 2 and all(isinstance(x, int) and not isinstance(x, bool) for x in value)
+    return isinstance(value, tuple) and len(value) == 2 and all(_index_or_none(x) is not None for x in value)
 
 
 def _is_board(value: Any) -> bool:
