@@ -1158,9 +1158,11 @@ class Remote:
     # life
 
     def start(self) -> None:
-        """Starts the server and loads the submission (nothing if it runs already)."""
+        """Starts the server and loads the submission (nothing if it runs already; again if it died)."""
         if self._popen is None:
             self._launch()
+        elif self._dead is not None:
+            self.restart()
 
     def close(self) -> None:
         """Stops the server (killing whatever it started) and closes the pipes."""
@@ -1169,7 +1171,7 @@ class Remote:
             with contextlib.suppress(OSError):
                 os.close(self._fds.pop("to"))
             _stop(popen, self._watcher)
-            self._drain_output(block=False)
+            self._drain_output()
         for fd in self._fds.values():
             with contextlib.suppress(OSError):
                 os.close(fd)
@@ -1302,7 +1304,7 @@ class Remote:
 
     def take_output(self) -> str:
         """Returns what the student's code printed since the last take (at most `output_bytes`, then a note of how much more there was)."""
-        self._drain_output(block=False)
+        self._drain_output()
         text = self._output.decode("utf-8", "replace")
         if self._dropped:
             text += f"\n... {self._dropped:,} more bytes not kept\n"
@@ -1498,7 +1500,7 @@ class Remote:
                     continue
                 if "too_big" in reply:
                     raise self._fail(RemoteProtocolError(str(reply.get("error"))[:300]))
-                self._drain_output(block=False)
+                self._drain_output()
                 return reply
             now = time.monotonic()
             if now < look:
@@ -1565,7 +1567,7 @@ class Remote:
             _stop(popen, self._watcher)
             if isinstance(failure, RemoteDied) and failure.status is None:
                 failure.status = popen.returncode
-        self._drain_output(block=False)
+        self._drain_output()
         return failure
 
     def _flush_outbox(self) -> None:
@@ -1598,7 +1600,7 @@ class Remote:
                     self._poller.unregister(to)
         for fd, event in events:
             if fd == self._fds.get("out"):
-                self._drain_output(block=False)
+                self._drain_output()
             elif fd == self._fds.get("to"):
                 self._flush_outbox()
             elif fd == self._fds.get("from"):
@@ -1613,7 +1615,7 @@ class Remote:
             except BlockingIOError:
                 return
             if not chunk:
-                self._drain_output(block=False)
+                self._drain_output()
                 popen = self._popen
                 status = None
                 if popen is not None:
@@ -1648,7 +1650,7 @@ class Remote:
         except RemoteProtocolError as error:
             raise self._fail(error) from None
 
-    def _drain_output(self, *, block: bool) -> None:
+    def _drain_output(self) -> None:
         """Reads what the server printed (keeping the first `output_bytes` since the last take, counting the rest)."""
         fd = self._fds.get("out")
         if fd is None:

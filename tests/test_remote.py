@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import math
-import os
 import struct
 import sys
 import textwrap
 import time
-from pathlib import Path
 
 import psutil
 import pytest
