@@ -348,8 +348,11 @@ def stage(course: Path, student: str, lesson: str, *, into: Path, coursedir, bla
                 blank = f"No notebook named {path.name} was submitted"
         if not blank:
             try:
-                problems += _edited_cells(nbformat.read(path, as_version=4), release / f"{name}.ipynb",
-                                          source / f"{name}.ipynb")
+                nb = nbformat.read(path, as_version=4)
+                restored = _restored_cells(nb, release / f"{name}.ipynb")
+                if restored:
+                    nbformat.write(nb, path)
+                problems += restored + _edited_cells(nb, release / f"{name}.ipynb", source / f"{name}.ipynb")
             except Exception as error:  # invalid JSON, not a notebook, unreadable
                 blank = f"{path.name} could not be read as a notebook ({type(error).__name__}: {str(error)[:200]})"
         if blank:
@@ -377,6 +380,46 @@ def _edited_cells(nb, release: Path, source: Path) -> list[str]:
     given = _locked(nb)
     original = _locked_in(source, source.stat().st_mtime)
     return [f"locked cell {grade_id} was edited; nbgrader restored it from the source"
+_KIND_FLAGS = ("grade", "solution", "locked", "points")  # the nbgrader metadata that says what a cell is
+
+
+@functools.lru_cache(maxsize=64)
+def _locked_cells_in(path: Path, mtime: float) -> dict:
+    """Returns {grade id: cell} of a notebook's locked cells (the lesson's text and test cells)."""
+    import nbformat
+
+    return {c.metadata["nbgrader"]["grade_id"]: c for c in nbformat.read(path, as_version=4).cells
+            if c.metadata.get("nbgrader", {}).get("locked") and "grade_id" in c.metadata["nbgrader"]}
+
+
+def _restored_cells(nb, release: Path) -> list[str]:
+    """Puts back, from the lesson's release, each locked cell whose kind the student changed (a test cell
+    made into an answer cell: its nbgrader metadata no longer that of the lesson, which nbgrader refuses
+    on its checksum, grading none of the notebook); returns a problem for each. nbgrader then grades the
+    restored cell as any other test cell, hidden tests and all."""
+    import copy
+
+    given = _locked_cells_in(release, release.stat().st_mtime)
+    problems = []
+    for index, cell in enumerate(nb.cells):
+        meta = cell.get("metadata", {}).get("nbgrader", {})
+        original = given.get(meta.get("grade_id"))
+        if original is None:
+            continue
+        wanted = original.metadata["nbgrader"]
+        if cell.cell_type == original.cell_type and all(meta.get(k) == wanted.get(k) for k in _KIND_FLAGS):
+            continue
+        restored = copy.deepcopy(original)
+        if "id" in cell:
+            restored["id"] = cell["id"]
+        nb.cells[index] = restored
+        what = "test cell" if wanted.get("grade") and not wanted.get("solution") else "locked cell"
+        became = "an answer cell" if meta.get("solution") else "another kind of cell"
+        problems.append(f"{what} {wanted['grade_id']} had been made into {became} (its nbgrader metadata changed); "
+                        "it was restored from the lesson before grading")
+    return problems
+
+
             for grade_id, text in _locked_in(release, release.stat().st_mtime).items()
             if grade_id in given and given[grade_id] not in (text, original.get(grade_id))]
 

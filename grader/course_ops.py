@@ -42,23 +42,39 @@ def release(course: Path, *, lessons: list[str] | None = None, setup: bool = Tru
 
 def feedback(course: Path, *, students: list[str] | None = None, lessons: list[str] | None = None) -> list[Path]:
     """Runs nbgrader's generate_feedback for every autograded submission (hidden tests and
-    their tracebacks left out); returns the HTML files written."""
+    their tracebacks left out); returns the HTML files written. A submission whose feedback fails
+    does not stop the others': `FeedbackFailed` (a RuntimeError) names them after all are done."""
     course = Path(course).resolve()
     api = _api(course)
     coursedir = api.coursedir
     lessons = chosen_lessons(lessons, list(released(course, coursedir)))
     students = chosen_students(students, course, coursedir)
-    written = []
+    written, failed = [], []
     for student, lesson in submitted_units(course, coursedir):
         if (students and student not in students) or (lessons and lesson not in lessons):
             continue
         if not Path(coursedir.format_path(coursedir.autograded_directory, student, lesson)).is_dir():
             continue
-        _checked(api.generate_feedback(lesson, student, force=True), f"feedback for {student}/{lesson}")
+        try:  # one submission's trouble never stops the others' feedback
+            _checked(api.generate_feedback(lesson, student, force=True), f"feedback for {student}/{lesson}")
+        except RuntimeError as error:
+            failed.append(str(error))
+            continue
         pages = sorted(Path(coursedir.format_path(coursedir.feedback_directory, student, lesson)).glob("*.html"))
         _name_test_links(pages, Path(coursedir.format_path(coursedir.source_directory, ".", lesson)))
         written += pages
+    if failed:
+        raise FeedbackFailed(written, failed)
     return written
+
+
+class FeedbackFailed(RuntimeError):
+    """Feedback could not be written for some submissions; ``written`` holds the pages written for the rest."""
+
+    def __init__(self, written: list[Path], failed: list[str]) -> None:
+        super().__init__(f"feedback written for {len(written)} page(s), but it failed for {len(failed)} submission(s):\n"
+                         + "\n".join(failed))
+        self.written, self.failed = written, failed
 
 
 def _name_test_links(pages: list[Path], source: Path) -> None:

@@ -43,8 +43,8 @@ def grading_config(course: Path, *, timeout: int | None = None, memory_mb: int |
                                         OverwriteCells, OverwriteKernelspec, SaveAutoGrades)
 
     from grader.execute import SafeExecute
-    from grader.preprocessors import (ForgetDuplicateIds, HideTestCode, LabelTests, SafeFeedback, StderrAsStdout,
-                                      WrapLongLines)
+    from grader.preprocessors import (ForgetDuplicateIds, HideTestCode, LabelTests, RestoreStudentText, SafeFeedback,
+                                      ShieldStudentText, StderrAsStdout, WrapLongLines)
 
     _tools_on_path()
     course = Path(course).resolve()
@@ -55,8 +55,8 @@ def grading_config(course: Path, *, timeout: int | None = None, memory_mb: int |
         SafeExecute, StderrAsStdout, IgnorePattern, ClearMetadataPreprocessor, LimitOutput, SaveAutoGrades,
         AssignLatePenalties, CheckCellMetadata]
     config.OverwriteCells.add_missing_cells = True
-    config.GenerateFeedback.preprocessors = [GetGrades, LabelTests, HideTestCode, ClearHiddenTests, SafeFeedback, CSSHTMLHeaderPreprocessor,
-                                             WrapLongLines]
+    config.GenerateFeedback.preprocessors = [GetGrades, LabelTests, HideTestCode, ShieldStudentText, ClearHiddenTests,
+                                             RestoreStudentText, SafeFeedback, CSSHTMLHeaderPreprocessor, WrapLongLines]
     config.merge(course_config(course))
     if timeout is not None:
         config.Execute.timeout = int(timeout)

@@ -30,6 +30,13 @@ nbconvert's preprocessor leaves Markdown's ``>`` (quotes, ``v >= beta``), ``&`` 
 before a space or ``=`` escaped, which would show as ``&gt;`` in the feedback; none of them can
 open a tag, so ``SafeFeedback`` puts them back.
 
+A student's own text never stops the feedback: nbgrader's ``ClearHiddenTests`` raises on a hidden
+tests marker ("BEGIN HIDDEN TESTS") anywhere but in a test cell, and would cut a student's cell
+at an "END HIDDEN TESTS" line. ``ShieldStudentText``, run just before it, sets aside the text of
+every cell that is not one of the lesson's test cells (their text is the lesson's, put back by
+nbgrader when it graded), and ``RestoreStudentText``, run just after it, puts that text back as
+the student wrote it.
+
 ``WrapLongLines``, run after nbconvert's ``CSSHTMLHeaderPreprocessor`` in ``GenerateFeedback``,
 adds one style to the feedback page: a long line of output wraps inside the page instead of
 running off its right edge.
@@ -112,6 +119,34 @@ def name_test_links(page: str, notebook) -> str:
             grade_id = cell.metadata.nbgrader.grade_id
             page = page.replace(f'<a href="#{grade_id}">Test cell</a>', f'<a href="#{grade_id}">Tests of {html.escape(name)}</a>')
     return page
+
+
+_SET_ASIDE = "ttt_grader_student_text"  # the cell metadata key that holds a student's text while hidden tests are cleared
+
+
+def _is_test_cell(cell) -> bool:
+    return cell.cell_type == "code" and is_grade(cell) and not is_solution(cell)
+
+
+class ShieldStudentText(NbGraderPreprocessor):
+    """Sets aside the text of every cell that is not a test cell, so that ClearHiddenTests does not read it."""
+
+    def preprocess_cell(self, cell, resources, cell_index):
+        """Returns the cell, its text held in its metadata and left empty, unless it is a test cell."""
+        if not _is_test_cell(cell):
+            cell.metadata[_SET_ASIDE] = cell.source
+            cell.source = ""
+        return cell, resources
+
+
+class RestoreStudentText(NbGraderPreprocessor):
+    """Puts back the text ShieldStudentText set aside."""
+
+    def preprocess_cell(self, cell, resources, cell_index):
+        """Returns the cell with its own text again."""
+        if _SET_ASIDE in cell.metadata:
+            cell.source = cell.metadata.pop(_SET_ASIDE)
+        return cell, resources
 
 
 class StderrAsStdout(NbGraderPreprocessor):
