@@ -21,11 +21,14 @@ goes where:
 - the submission time is the LMS's (Blackboard's ``attempt_<date>``), else the time the export
   records for the outermost zip member, else the file's modified time. It is written to
   nbgrader's ``timestamp.txt``; of two notebooks for one student and lesson the newer is kept,
-  whichever was collected first, and two different notebooks with the same time are an error.
+  whichever was collected first; of two with the same time, the LMS's own member (a notebook
+  directly in the export) is kept over a copy inside a zip file in it, and two different
+  notebooks with the same time at the same depth are an error.
 
 Every member that is not placed is listed with why (not a notebook, a path that leaves the
-archive, macOS or Jupyter housekeeping, too large, no lesson, no student). Extraction is
-capped: ``MAX_MEMBER_BYTES`` per member, ``MAX_TOTAL_BYTES`` and ``MAX_MEMBERS`` per collect,
+archive, macOS or Jupyter housekeeping, too large, no lesson, no student). A notebook over
+``MAX_NOTEBOOK_BYTES`` (a large picture in its outputs) is placed with its outputs removed: its
+code is what is graded. Extraction is capped: ``MAX_MEMBER_BYTES`` per member, ``MAX_TOTAL_BYTES`` and ``MAX_MEMBERS`` per collect,
 archives nested at most ``MAX_DEPTH`` deep; members are read in chunks and counted as they are
 read, so a zip file that lies about its sizes is stopped too.
 """
@@ -49,7 +52,8 @@ from grader.autograde import coursedir_of, lesson_notebooks
 from grader.nbconfig import STATE
 
 SKIP = ("__MACOSX", ".ipynb_checkpoints", ".DS_Store")
-MAX_MEMBER_BYTES = 32 * 2**20  # one notebook (a lesson's solved notebook is well under 1 MB)
+MAX_MEMBER_BYTES = 128 * 2**20  # one member extracted, or one notebook read (a lesson's solved notebook is well under 1 MB)
+MAX_NOTEBOOK_BYTES = 32 * 2**20  # a notebook placed; a larger one is placed with its outputs removed
 MAX_TOTAL_BYTES = 2 * 2**30  # everything one collect extracts
 MAX_MEMBERS = 50_000  # archive members one collect looks at
 MAX_DEPTH = 3  # zip files inside zip files
@@ -105,6 +109,7 @@ class _Found:
     student_parts: tuple[str, ...]
     owner: str | None
     when: float
+    depth: int = 0  # the archives it lies in: 1 for the LMS export's own member, 2 inside a zip file in that member
 
 
 @dataclass
@@ -252,16 +257,27 @@ def collect(source: Path, course: Path, *, max_member_bytes: int = MAX_MEMBER_BY
 
 def _place(course: Path, coursedir, lessons, sid: str, lesson: str, found: list, report: CollectReport) -> None:
     """Places the newest of a student's notebooks for a lesson, unless the one already
-    collected is newer; two different notebooks with the newest time are an error."""
+    collected is newer. Of notebooks with the newest time, the LMS's own member (the one fewest
+    archives deep) is kept over a copy inside a zip file the student uploaded; two different ones
+    at the same depth are an error. A notebook over ``MAX_NOTEBOOK_BYTES`` is placed with its
+    outputs removed."""
     found.sort(key=lambda t: t[0])
-    when, newest, _ = found[-1]
-    ties = [f for w, f, _ in found[:-1] if w == when and _digest(f.path) != _digest(newest.path)]
+    when = found[-1][0]
+    newest_all = [f for w, f, _ in found if w == when]
+    shallowest = min(f.depth for f in newest_all)
+    top = [f for f in newest_all if f.depth == shallowest]
+    newest = top[-1]
+    ties = [f for f in top[:-1] if _digest(f.path) != _digest(newest.path)]
     if ties:
         report.errors.append(f"{sid}/{lesson}: {newest.shown} and {ties[0].shown} have the same submission "
                              "time and differ, so neither is known to be the newer: nothing placed")
         return
-    for _, older, _ in found[:-1]:
-        if older.shown != newest.shown:
+    for other in newest_all:
+        if other.depth > shallowest and _digest(other.path) != _digest(newest.path):
+            report.notes.append(f"{sid}/{lesson}: kept {newest.shown}, not {other.shown} (the same submission time: "
+                                "the LMS's own member is kept over a copy inside a zip file in it)")
+    for w, older, _ in found:
+        if w < when and older.shown != newest.shown:
             report.notes.append(f"{sid}/{lesson}: kept {newest.shown}, not {older.shown} (older)")
     folder = Path(coursedir.format_path(coursedir.submitted_directory, sid, lesson))
     name = lesson_notebooks(course, coursedir)[lesson][0]
@@ -275,10 +291,39 @@ def _place(course: Path, coursedir, lessons, sid: str, lesson: str, found: list,
         report.errors.append(f"{sid}/{lesson}: {newest.shown} has the same submission time as the notebook "
                              "collected before and differs from it: nothing placed")
         return
+    size = newest.path.stat().st_size
+    if size > MAX_MEMBER_BYTES:
+        report.unplaced.append((newest.shown, f"too large: {size / 2**20:.0f} MB, more than the "
+                                              f"{MAX_MEMBER_BYTES / 2**20:g} MB a notebook may have"))
+        return
+    slim = _without_outputs(newest.path) if size > MAX_NOTEBOOK_BYTES else None
+    if slim is not None and len(slim) > MAX_NOTEBOOK_BYTES:
+        report.unplaced.append((newest.shown, f"too large: {len(slim) / 2**20:.0f} MB even without its outputs, more "
+                                              f"than the {MAX_NOTEBOOK_BYTES / 2**20:g} MB a notebook may have"))
+        return
     folder.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(newest.path, target)
+    if slim is not None:
+        target.write_bytes(slim)
+        report.notes.append(f"{sid}/{lesson}: {newest.shown} is {size / 2**20:.0f} MB, more than "
+                            f"{MAX_NOTEBOOK_BYTES / 2**20:g} MB: placed with its outputs removed "
+                            f"({len(slim) / 2**20:.1f} MB; its code is what is graded)")
+    else:
+        shutil.copyfile(newest.path, target)
     (folder / STAMP).write_text(_stamp(when))
     report.placed.append((sid, lesson, newest.shown))
+
+
+def _without_outputs(path: Path) -> bytes | None:
+    """Returns a notebook's JSON with every code cell's outputs removed, or None if it is not a notebook."""
+    try:
+        nb = json.loads(Path(path).read_bytes())
+        cells = nb["cells"]
+    except (ValueError, KeyError, TypeError):
+        return None
+    for cell in cells:
+        if isinstance(cell, dict) and cell.get("cell_type") == "code":
+            cell["outputs"], cell["execution_count"] = [], None
+    return json.dumps(nb, ensure_ascii=False, indent=1).encode()
 
 
 class _Walker:
@@ -369,7 +414,7 @@ class _Walker:
                         member_owner = _student(parts, None, self.lessons)
                     yield from self._archive(target, where, outer + parts, owner=member_owner, when=stamp, depth=depth + 1)
                 else:
-                    yield _Found(target, where, outer + parts, parts, member_owner, stamp)
+                    yield _Found(target, where, outer + parts, parts, member_owner, stamp, depth)
 
     def _extract(self, archive: zipfile.ZipFile, info: zipfile.ZipInfo, where: str) -> Path | None:
         """Copies one member to the scratch folder under the caps; returns its path, or None

@@ -251,3 +251,39 @@ def test_the_member_count_and_total_size_and_depth_are_capped(course, tmp_path, 
         deep = zip_bytes({"inner.zip": deep})
     report = collect(zipped(tmp_path / "deep.zip", {"ann_1_2_work.zip": deep}), course)
     assert any("not opened (at most 3 deep)" in why for _, why in report.skipped)
+
+
+# -- no correct work lost to form ------------------------------------------------------------------
+
+def test_a_notebook_with_a_huge_picture_is_placed_with_its_outputs_removed(course, tmp_path, capsys):
+    import base64
+    import os
+
+    from grader.collect import MAX_NOTEBOOK_BYTES
+
+    picture = base64.b64encode(os.urandom(41 * 2**20)).decode()  # a 41 MB picture, 55 MB as text
+    code_cell = nbformat.v4.new_code_cell("def player(board):\n    return 'X'", outputs=[
+        nbformat.v4.new_output("display_data", data={"image/png": picture})])
+    big = nbformat.writes(nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("ada's work"), code_cell]))
+    assert 55_000_000 < len(big) < 60_000_000
+    export = zipped(tmp_path / "export.zip", {f"ada_1_2_{L1}.ipynb": big, f"bob_3_4_{L1}.ipynb": notebook("bob")})
+    code, out = run(export, course, capsys)
+    assert code == 0, out
+    assert placed(course, "ada_1", L1) == "ada's work" and placed(course, "bob_3", L1) == "bob"
+    path = course / "submitted" / "ada_1" / L1 / f"{L1}.ipynb"
+    kept = nbformat.read(path, as_version=4)
+    assert kept.cells[1].source == "def player(board):\n    return 'X'" and kept.cells[1].outputs == []
+    assert path.stat().st_size < MAX_NOTEBOOK_BYTES
+    assert "placed with its outputs removed" in out and "its code is what is graded" in out
+
+
+def test_of_two_copies_with_one_time_the_lms_s_own_member_is_kept(course, tmp_path, capsys):
+    at = (2026, 11, 20, 9, 0, 0)
+    inner = zip_bytes({f"{L1}.ipynb": notebook("the copy in the zip")})
+    export = zipped(tmp_path / "export.zip", {f"ada_1_2_{L1}.ipynb": notebook("the LMS's own"), "ada_1_2_work.zip": inner},
+                    times={f"ada_1_2_{L1}.ipynb": at, "ada_1_2_work.zip": at})
+    code, out = run(export, course, capsys)
+    assert code == 0, out
+    assert placed(course, "ada_1", L1) == "the LMS's own"
+    assert f"kept export.zip:ada_1_2_{L1}.ipynb, not export.zip:ada_1_2_work.zip:{L1}.ipynb (the same submission time: " \
+           "the LMS's own member is kept over a copy inside a zip file in it)" in out
