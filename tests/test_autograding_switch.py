@@ -32,5 +32,5 @@ def test_the_node_count_from_the_empty_board_is_not_run_while_graded(monkeypatch
 
 def test_the_other_demonstrations_shrink_while_graded():
     assert "positions = positions[-1:]" in _cell("05-alpha-beta", "cell-11")
-    assert "BUDGET = 0 if autograding() else 12" in _cell("06-heuristics-and-depth-limits", "cell-13")
+    assert "NODES = 0 if autograding() else 400_000" in _cell("06-heuristics-and-depth-limits", "cell-13")
     assert "games=0 if autograding() else 4" in _cell("06-heuristics-and-depth-limits", "cell-15")

@@ -68,6 +68,7 @@ from grader.checks.minimax import (
 )
 from grader.checks.nineboard import (
     check_depth_limited, check_evaluate, check_line_score, depth_limited_cases, line_score, nine_board_positions,
+    NODE_BUDGET, play_depths,
 )
 
 __all__ = [
@@ -107,8 +108,10 @@ __all__ = [
     "minimax_calls",
     "minimax_positions",
     "nine_board_positions",
+    "NODE_BUDGET",
     "optimal_actions",
     "Passed",
+    "play_depths",
     "prunes",
     "public_callables",
     "REFERENCE",

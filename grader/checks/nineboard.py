@@ -154,3 +154,58 @@ def check_depth_limited(depth_limited_move: Callable) -> str:
                     checked=checked,
                 )
     return _passed("depth_limited_move", where, time.perf_counter() - start)
+
+
+NODE_BUDGET = 400_000  # lesson 6's match: the moves a student's search may make (its game.play calls) in all
+
+
+def play_depths(depth_limited_move: Callable, *, game: Any, opponent: Callable[[], Callable], depths: tuple = (1, 2, 3, 4),
+                games: int = 10, nodes: int = NODE_BUDGET, seconds: float = 10, slow: str = "",
+                progress: Callable[[], Any] = lambda: None) -> tuple[dict, int]:
+    """Return ({depth: {"wins", "draws", "losses"}}, the moves its search made) for `depth_limited_move` at each
+    depth against a fresh `opponent()`, `games` games a depth, taking turns to move first.
+
+    The budget counts work, not time: the moves the search makes while it chooses its moves (its
+    calls to `game`'s ``play``) over the whole match. No game starts once `nodes` are spent, so
+    every machine, quiet or busy, plays the same games. Each move is stopped after `seconds` of
+    CPU time (`legal_only`); `progress` is called after each game. A depth with no game played is
+    left out.
+    """
+    from ttt.play import play_game
+
+    from grader.checks.visible import legal_only
+
+    made, searching = [0], [False]
+    play = game.play
+
+    def counted(state: Any, move: Any) -> Any:
+        made[0] += searching[0]
+        return play(state, move)
+
+    @functools.wraps(depth_limited_move)  # the checks look through it, at the student's own function
+    def search_counted(state: Any, depth: int) -> Any:
+        searching[0] = True
+        try:
+            return depth_limited_move(state, depth)
+        finally:
+            searching[0] = False
+
+    results = {}
+    game.play = counted  # on this game object only, while the match runs
+    try:
+        for depth in depths:
+            mine = legal_only(search_counted, game=game, args=(depth,), seconds=seconds, slow=slow)
+            theirs = opponent()
+            tally = {"wins": 0, "draws": 0, "losses": 0}
+            for k in range(games):
+                if made[0] >= nodes:
+                    break
+                mine_is_x = k % 2 == 0
+                won = play_game(game, mine, theirs) if mine_is_x else play_game(game, theirs, mine)
+                tally["draws" if won is None else "wins" if (won == "X") == mine_is_x else "losses"] += 1
+                progress()
+            if sum(tally.values()):
+                results[depth] = tally
+    finally:
+        del game.play
+    return results, made[0]
