@@ -374,12 +374,6 @@ def _locked_in(path: Path, mtime: float) -> dict[str, str]:
     return _locked(nbformat.read(path, as_version=4))
 
 
-def _edited_cells(nb, release: Path, source: Path) -> list[str]:
-    """Returns a problem for each locked cell of the release that the student changed (a cell
-    that matches the source version, hidden tests and all, counts as unchanged)."""
-    given = _locked(nb)
-    original = _locked_in(source, source.stat().st_mtime)
-    return [f"locked cell {grade_id} was edited; nbgrader restored it from the source"
 _KIND_FLAGS = ("grade", "solution", "locked", "points")  # the nbgrader metadata that says what a cell is
 
 
@@ -420,6 +414,12 @@ def _restored_cells(nb, release: Path) -> list[str]:
     return problems
 
 
+def _edited_cells(nb, release: Path, source: Path) -> list[str]:
+    """Returns a problem for each locked cell of the release that the student changed (a cell
+    that matches the source version, hidden tests and all, counts as unchanged)."""
+    given = _locked(nb)
+    original = _locked_in(source, source.stat().st_mtime)
+    return [f"locked cell {grade_id} was edited; nbgrader restored it from the source"
             for grade_id, text in _locked_in(release, release.stat().st_mtime).items()
             if grade_id in given and given[grade_id] not in (text, original.get(grade_id))]
 

@@ -363,7 +363,6 @@ def _on_its_own(name: str, kind: Optional[str] = None) -> Callable:
     return decorate
 
 
-def _and(names: Sequence[str]) -> str:
 def _fails_its_own_check(function: Callable, name: str) -> bool:
     """Return True if the student's CS50 function `name` fails the check that grades it (run quietly)."""
     from grader import checks
@@ -379,6 +378,7 @@ def _fails_its_own_check(function: Callable, name: str) -> bool:
     return False
 
 
+def _and(names: Sequence[str]) -> str:
     """Return 'a', 'a and b', 'a, b and c'."""
     return " and ".join(names) if len(names) < 3 else ", ".join(names[:-1]) + " and " + names[-1]
 
@@ -451,12 +451,6 @@ def _action(square: int) -> tuple[int, int]:
     return divmod(square, 3)
 
 
-def _square_or_none(action: Any) -> Optional[int]:
-    """Return the square 0-8 of an action (i, j), or None if it is not one.
-
-    Only a tuple or list is unpacked: unpacking any other object would run its own code
-    (``__iter__``, ``__getitem__``) here, outside the guard around the student's function. Its
-    two items may be any integers (`_index_or_none`: NumPy's too), not bools.
 def _index_or_none(value: Any) -> Optional[int]:
     """Return `value` as a Python int if it is an integer (an int, NumPy's ``numpy.int64``, ...), None if not.
 
@@ -471,6 +465,12 @@ def _index_or_none(value: Any) -> Optional[int]:
         return None
 
 
+def _square_or_none(action: Any) -> Optional[int]:
+    """Return the square 0-8 of an action (i, j), or None if it is not one.
+
+    Only a tuple or list is unpacked: unpacking any other object would run its own code
+    (``__iter__``, ``__getitem__``) here, outside the guard around the student's function. Its
+    two items may be any integers (`_index_or_none`: NumPy's too), not bools.
     """
     if not isinstance(action, (tuple, list)) or len(action) != 2:
         return None
