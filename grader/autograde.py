@@ -187,13 +187,15 @@ def copy_database(source: Path, target: Path) -> None:
     dst.close()
 
 
-def _init_worker(course: str, timeout: int | None, memory_mb: int | None, notebook_timeout: int | None) -> None:
+def _init_worker(course: str, timeout: int | None, memory_mb: int | None, notebook_timeout: int | None,
+                 sandbox: bool = True) -> None:
     """Sets up a pool worker (it dies with its parent), then as ``setup_worker``."""
     _die_with_parent()
-    setup_worker(course, timeout, memory_mb, notebook_timeout)
+    setup_worker(course, timeout, memory_mb, notebook_timeout, sandbox)
 
 
-def setup_worker(course: str, timeout: int | None, memory_mb: int | None, notebook_timeout: int | None) -> None:
+def setup_worker(course: str, timeout: int | None, memory_mb: int | None, notebook_timeout: int | None,
+                 sandbox: bool = True) -> None:
     """Sets up this process to grade units: its staging folder, its own copy of the gradebook,
     nbgrader's API reading the lessons from the run's snapshot. The process adopts the processes
     its kernels leave behind (a subreaper, on Linux), so that it can stop them when each unit ends."""
@@ -218,6 +220,7 @@ def setup_worker(course: str, timeout: int | None, memory_mb: int | None, notebo
     work.mkdir(parents=True)
     config = grading_config(course_path, timeout=timeout, memory_mb=memory_mb, notebook_timeout=notebook_timeout)
     config.SafeExecute.checks_apart = True  # the re-check that follows each notebook runs them
+    config.SafeExecute.sandboxed = sandbox
     config.CourseDirectory.source_directory = str(Path(STATE) / "run" / "source")
     config.CourseDirectory.release_directory = str(Path(STATE) / "run" / "release")
     master = coursedir_of(course_path, config)
@@ -227,7 +230,8 @@ def setup_worker(course: str, timeout: int | None, memory_mb: int | None, notebo
     config.CourseDirectory.autograded_directory = str(relative / "autograded")
     config.CourseDirectory.db_url = f"sqlite:///{work / 'gradebook.db'}"
     coursedir = coursedir_of(course_path, config)
-    _WORKER.update(course=course_path, master=master, coursedir=coursedir, work=work,
+    _WORKER.update(course=course_path, master=master, coursedir=coursedir, work=work, sandbox=sandbox,
+                   memory_mb=int(config.SafeExecute.memory_mb) if "memory_mb" in config.SafeExecute else None,
                    api=NbGraderAPI(coursedir=coursedir, config=config),
                    cell_timeout=float(config.Execute.timeout if "timeout" in config.Execute else CELL_TIMEOUT))
 
@@ -300,6 +304,8 @@ def _stop_kernels(spare_too: bool = False) -> None:
                    and (env.get(WORKER_ENV) == me or str(ppid) == me))
     kernels = os.environ.get(KERNELS_ENV)
     if kernels:
+        for folder in Path(kernels).glob("unit-*"):  # the re-check's scratch copies, their sandboxes gone
+            shutil.rmtree(folder, ignore_errors=True)
         for folder in Path(kernels).glob("kernel-*"):
             if folder.name.removeprefix("kernel-") not in spare and not _alive(folder.name.removeprefix("kernel-")):
                 shutil.rmtree(folder, ignore_errors=True)
@@ -489,12 +495,15 @@ def _no_kernel(result: dict) -> bool:
     return not result["success"] and kernel_did_not_start(_failure(result))
 
 
+SANDBOXED = True  # autograde runs student code in the unit's sandbox unless told not to (--no-sandbox)
+
+
 def grade_unit(student: str, lesson: str, *, last: bool = False) -> dict:
     """Grades one submission in this worker (``last``: no kernel is started ahead for a next
     one); returns its grades, problems, output folder and the fingerprint of what was graded.
     Every process its kernels started is stopped before it returns."""
     from grader import execute
-    from grader.recheck import recheck_unit
+    from grader.recheck import recheck_unit, student_launcher
 
     execute.MORE_TO_COME[0] = not last
     w = _WORKER
@@ -526,15 +535,20 @@ def grade_unit(student: str, lesson: str, *, last: bool = False) -> dict:
                 return {"student": student, "lesson": lesson, "error": why, "fingerprint": print_}
         # The re-check runs the student's functions again, so it is inside the unit: any process
         # it starts is stopped with the kernels'. It writes its outputs into the test cells first.
-        grades, suspicious, out_of_time, recheck_timed_out = recheck_unit(
-            out, _read_grades(coursedir.db_url, lesson, student), timeout=w["cell_timeout"])
+        release = Path(coursedir.format_path(coursedir.release_directory, ".", lesson))
+        grades, suspicious, out_of_time, unserved = recheck_unit(
+            out, _read_grades(coursedir.db_url, lesson, student), release=release, timeout=w["cell_timeout"],
+            launcher=student_launcher(memory_mb=w["memory_mb"]) if w["sandbox"] else None)
+        if unserved:  # the machine could not start a sandbox: graded again by the next run, never failed
+            return {"student": student, "lesson": lesson, "fingerprint": print_,
+                    "error": f"the sandbox could not be started ({'; '.join(out_of_time)[-200:]}); run autograde again"}
         problems += _log_problems(result.get("log", "")) + _notebook_problems(out) + out_of_time
     finally:
         _stop_kernels()
         flight.unlink(missing_ok=True)
     return {"student": student, "lesson": lesson, "problems": list(dict.fromkeys(problems)),
             "grades": grades, "suspicious": suspicious, "out": str(out),
-            "fingerprint": print_, "timed_out": recheck_timed_out or _timed_out_tests(out)}
+            "fingerprint": print_}
 
 
 def _in_flight(course: Path, pid: int) -> Path:
@@ -542,15 +556,6 @@ def _in_flight(course: Path, pid: int) -> Path:
     folder = Path(course) / STATE / "work" / "in-flight"
     folder.mkdir(parents=True, exist_ok=True)
     return folder / f"{pid}.json"
-
-
-def _timed_out_tests(folder: Path) -> bool:
-    """Whether a test cell of the autograded notebooks in ``folder`` was stopped at the cell limit."""
-    import nbformat
-    from nbgrader.utils import is_grade
-
-    return any(is_grade(cell) and any(o.output_type == "error" and o.ename == "CellTimeoutError" for o in cell.get("outputs", []))
-               for path in folder.glob("*.ipynb") for cell in nbformat.read(path, as_version=4).cells)
 
 
 # -- the one writer ----------------------------------------------------------------------------
@@ -639,15 +644,18 @@ class GradingBusy(RuntimeError):
 def autograde(course: Path, *, jobs: int = 1, students: list[str] | None = None,
               lessons: list[str] | None = None, force: bool = False, timeout: int | None = None,
               memory_mb: int | None = None, notebook_timeout: int | None = None,
-              progress: bool = True, cluster: str | None = None) -> list[Outcome]:
+              progress: bool = True, cluster: str | None = None, sandbox: bool = True) -> list[Outcome]:
     """Grades every submission of the course (or those of ``students`` / ``lessons``) with
     ``jobs`` workers, or on the Dask cluster whose scheduler is at ``cluster``
     (``grader.cluster``); returns one Outcome per (student, lesson), sorted.
 
-    The lessons are read from a snapshot taken when the run starts (``.ttt-grader/run/``); the
-    kernels see the course read-only where the system allows it, work in private folders
-    outside it, and every process they start is stopped when its unit ends; nothing of the
-    run is left in the temporary folder."""
+    The lessons are read from a snapshot taken when the run starts (``.ttt-grader/run/``). Every
+    run of student code (the notebook's kernel, the re-check's student server) is in the unit's
+    sandbox (``grader.sandbox``); where none can be had, grading refuses (SandboxUnavailable)
+    unless ``sandbox`` is False, the instructor's explicit choice (then the kernels see the
+    course read-only where the system allows it and work in private folders outside it). Every
+    process a unit starts is stopped when it ends; nothing of the run is left in the temporary
+    folder."""
     import tempfile
     import uuid
 
@@ -655,6 +663,14 @@ def autograde(course: Path, *, jobs: int = 1, students: list[str] | None = None,
     from grader.kernel import KERNELS_ENV, READ_ONLY_ENV, use_kernelspecs, write_kernelspec
 
     course = Path(course).resolve()
+    if sandbox:
+        from grader.sandbox import SandboxUnavailable, available
+
+        why = available()
+        if why is not None:
+            raise SandboxUnavailable(f"{why} Student code is graded only inside a sandbox; to grade without one "
+                                     "(unsafe: submissions can then read and change the course and each other's "
+                                     "grades), pass --no-sandbox.")
     config = grading_config(course, timeout=timeout, memory_mb=memory_mb, notebook_timeout=notebook_timeout)
     coursedir = coursedir_of(course, config)
     lessons = chosen_lessons(lessons, list(released(course, coursedir)))
@@ -667,6 +683,7 @@ def autograde(course: Path, *, jobs: int = 1, students: list[str] | None = None,
     except OSError:
         raise GradingBusy(f"another autograde is running on {course}") from None
     scratch = Path(tempfile.mkdtemp(prefix="ttt-grader-"))
+    scratch.chmod(0o711)  # others may pass through (a sandbox binds folders inside), never list it
     token = uuid.uuid4().hex
     saved_env = {k: os.environ.get(k) for k in (KERNELS_ENV, READ_ONLY_ENV, RUN_ENV, "JUPYTER_RUNTIME_DIR")}
     os.environ.update({KERNELS_ENV: str(scratch), READ_ONLY_ENV: str(course), RUN_ENV: token,
@@ -676,7 +693,8 @@ def autograde(course: Path, *, jobs: int = 1, students: list[str] | None = None,
             shutil.rmtree(state / folder, ignore_errors=True)
         for step in ("source", "release"):  # the run's own copy of the lessons
             shutil.copytree(Path(coursedir.root) / getattr(coursedir, f"{step}_directory"), state / "run" / step)
-        use_kernelspecs(write_kernelspec(state / "jupyter", memory_mb=SafeExecute(config=config).memory_mb))
+        use_kernelspecs(write_kernelspec(state / "jupyter", memory_mb=SafeExecute(config=config).memory_mb,
+                                         sandboxed=sandbox))
         units = [(s, l) for s, l in submitted_units(course, coursedir)
                  if (not students or s in students) and (not lessons or l in lessons)]
         outcomes, todo = [], []
@@ -690,10 +708,10 @@ def autograde(course: Path, *, jobs: int = 1, students: list[str] | None = None,
             from grader.cluster import run_on_cluster
 
             outcomes += run_on_cluster(cluster, course, coursedir, todo, progress=progress,
-                                       initargs=(timeout, memory_mb, notebook_timeout))
+                                       initargs=(timeout, memory_mb, notebook_timeout, sandbox))
         elif todo:
             outcomes += _run(course, coursedir, todo, jobs=jobs, progress=progress,
-                             initargs=(str(course), timeout, memory_mb, notebook_timeout))
+                             initargs=(str(course), timeout, memory_mb, notebook_timeout, sandbox))
         # (a re-check of the graded functions after the run would take the outcomes here)
         for folder in ("work", "run"):
             shutil.rmtree(state / folder, ignore_errors=True)
@@ -713,19 +731,14 @@ WORKER_KILLED = ("the grading worker was killed while it graded this submission 
 def _run(course, coursedir, todo, *, jobs, progress, initargs) -> list[Outcome]:
     """Grades ``todo`` with ``jobs`` workers. A worker that dies takes only its unit with it: the
     units in flight are graded again one at a time (the one that kills its worker again is
-    reported), the others go on in a new pool. A unit whose test cell timed out is graded
-    again alone at the end, when nothing else runs beside it."""
+    reported), the others go on in a new pool. (Time limits count CPU seconds: a unit whose cell
+    timed out would time out again on a quiet machine, so it is not graded again.)"""
     from tqdm import tqdm
 
     bar = tqdm(total=len(todo), desc="autograde", unit="notebook", disable=not progress, file=sys.stderr)
-    outcomes, again = [], []
+    outcomes = []
 
-    def take(unit: dict, *, retried: bool = False) -> None:
-        if unit.get("timed_out") and not retried:
-            again.append(unit)
-            return
-        if retried:
-            unit = {**unit, "problems": ["a test cell timed out; graded again alone", *unit.get("problems", [])]}
+    def take(unit: dict) -> None:
         try:
             outcome = commit(course, coursedir, unit)
         except Exception as error:
@@ -734,8 +747,8 @@ def _run(course, coursedir, todo, *, jobs, progress, initargs) -> list[Outcome]:
         bar.set_postfix_str(f"{outcome.student}/{outcome.lesson}", refresh=False)
         bar.update()
 
-    def alone(unit: tuple[str, str], *, retried: bool = False) -> None:
-        _, suspects, _ = _pass(course, [unit], 1, initargs, lambda result: take(result, retried=retried))
+    def alone(unit: tuple[str, str]) -> None:
+        _, suspects, _ = _pass(course, [unit], 1, initargs, take)
         if suspects:
             take({"student": unit[0], "lesson": unit[1], "error": WORKER_KILLED})
 
@@ -750,8 +763,6 @@ def _run(course, coursedir, todo, *, jobs, progress, initargs) -> list[Outcome]:
                     take({"student": student, "lesson": lesson, "error": "the grading workers could not start"})
                 left = []
             pending = left
-        for unit in again:
-            alone((unit["student"], unit["lesson"]), retried=True)
     finally:
         bar.close()
     return outcomes

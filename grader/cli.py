@@ -25,6 +25,10 @@ def _names(text: str | None) -> list[str] | None:
     return [t for t in text.split(",") if t] if text else None
 
 
+NO_SANDBOX = ("run student code without the sandbox (unsafe: it can then read and change the course, the "
+              "installation and other students' grades); only where bubblewrap cannot run, by your own choice")
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="ttt-grader", description=__doc__.split("\n\n")[0])
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -47,16 +51,18 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_argument("--student", help="only these students (comma-separated)")
     sub.add_argument("--lesson", help="only these lessons (comma-separated; a unique prefix such as 01 will do)")
     sub.add_argument("--force", action="store_true", help="grade again what an earlier run graded")
-    sub.add_argument("--timeout", type=int, help="seconds a cell may run: wall time in the notebook's kernel, CPU time "
-                                                 "for the hidden checks, which run apart from it (default: "
-                                                 "Execute.timeout in nbgrader_config.py: 120 for the lessons)")
-    sub.add_argument("--notebook-timeout", type=int, metavar="SECONDS", help="seconds (wall time) a whole notebook may "
-                     "run (default: SafeExecute.notebook_timeout in nbgrader_config.py: 600 for the lessons)")
+    sub.add_argument("--timeout", type=int, help="CPU seconds a cell may use, in the notebook's kernel and in the "
+                                                 "re-check (default: Execute.timeout in nbgrader_config.py: 120 for the "
+                                                 "lessons); a cell that makes no progress at all is stopped after "
+                                                 "SafeExecute.stall_timeout wall seconds")
+    sub.add_argument("--notebook-timeout", type=int, metavar="SECONDS", help="CPU seconds a whole notebook's cells may "
+                     "use (default: SafeExecute.notebook_timeout in nbgrader_config.py: 600 for the lessons)")
     sub.add_argument("--memory", type=int, metavar="MB", help="memory cap per kernel (default 2048)")
     sub.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
     sub.add_argument("--cluster", metavar="ADDRESS", default=os.environ.get("DASK_SCHEDULER_ADDRESS") or None,
                      help="grade on the Dask cluster whose scheduler is at ADDRESS, such as tcp://10.0.0.5:8786 "
                           "(default: $DASK_SCHEDULER_ADDRESS; needs pip install 'ttt[cluster]'; --jobs is then unused)")
+    sub.add_argument("--no-sandbox", action="store_true", help=NO_SANDBOX)
 
     sub = command("feedback", "write nbgrader's HTML feedback for every graded submission")
     sub.add_argument("--student", help="only these students (comma-separated)")
@@ -72,6 +78,7 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_argument("--json", action="store_true", help="print the results as JSON")
     sub.add_argument("--timeout", type=float, default=CPU_SECONDS,
                      help=f"CPU seconds each function's check may use (default {CPU_SECONDS})")
+    sub.add_argument("--no-sandbox", action="store_true", help=NO_SANDBOX)
     return parser
 
 
@@ -110,7 +117,8 @@ def _autograde(args) -> int:
 
     outcomes = autograde(args.course, jobs=args.jobs, students=_names(args.student), lessons=_names(args.lesson),
                          force=args.force, timeout=args.timeout, memory_mb=args.memory,
-                         notebook_timeout=args.notebook_timeout, progress=not args.quiet, cluster=args.cluster)
+                         notebook_timeout=args.notebook_timeout, progress=not args.quiet, cluster=args.cluster,
+                         sandbox=not args.no_sandbox)
     if not outcomes:
         if args.student or args.lesson:
             print(f"nothing in {args.course / 'submitted'} from those students for those lessons")
@@ -155,7 +163,7 @@ def _export(args) -> int:
 def _check(args) -> int:
     from grader.cs50file import check_file, report
 
-    results = check_file(args.file, timeout=args.timeout)
+    results = check_file(args.file, timeout=args.timeout, sandbox=not args.no_sandbox)
     print(json.dumps([r.as_dict() for r in results], indent=1) if args.json else report(results))
     return 0 if all(r.passed for r in results) else 1
 

@@ -144,7 +144,6 @@ def connect(address):
     return client
 
 
-RETRIED = "a test cell timed out; graded again alone"  # as a local run says
 KILLED = ("the Dask workers grading this submission kept dying (by a cell that killed the grader's process?), "
           "again when it was graded alone; it was not graded")
 
@@ -152,9 +151,9 @@ KILLED = ("the Dask workers grading this submission kept dying (by a cell that k
 def run_on_cluster(address, course: Path, coursedir, todo: list[tuple[str, str]], *, progress: bool,
                    initargs: tuple) -> list[Outcome]:
     """Grades the units ``todo`` on the Dask cluster at ``address`` (``initargs``: the
-    worker's timeout, memory_mb and notebook_timeout), committing each result as it comes
-    back; returns their outcomes. As in a local run, a unit whose test cell timed out, or whose
-    workers kept dying until Dask gave up on it, is graded again at the end, alone on the cluster."""
+    worker's timeout, memory_mb, notebook_timeout and sandbox), committing each result as it comes
+    back; returns their outcomes. A unit whose workers kept dying until Dask gave up on it is
+    graded again at the end, alone on the cluster."""
     from tqdm import tqdm
 
     distributed = _distributed()
@@ -174,15 +173,11 @@ def run_on_cluster(address, course: Path, coursedir, todo: list[tuple[str, str]]
             return future
 
         def take(future, *, retried: bool = False) -> bool:
-            """Commits a unit's result; returns True instead, the first time, for a unit whose test
-            cell timed out or whose workers kept dying (it is graded again alone)."""
+            """Commits a unit's result; returns True instead, the first time, for a unit whose
+            workers kept dying (it is graded again alone)."""
             student, lesson = units.pop(future)
             try:
                 unit = future.result()
-                if unit.get("timed_out") and not retried:
-                    return True
-                if unit.get("timed_out"):
-                    unit["problems"] = [RETRIED, *unit.get("problems", [])]
                 if unit.get("notebooks") is not None:
                     unit["out"] = str(landing / student / lesson)
                     _write_files(Path(unit["out"]), unit.pop("notebooks"))
@@ -253,9 +248,10 @@ def _course_from(bundle: bytes) -> Path:
 
 
 def grade_remote(bundle: bytes, student: str, lesson: str, files: dict[str, bytes],
-                 timeout: int | None, memory_mb: int | None, notebook_timeout: int | None) -> dict:
+                 timeout: int | None, memory_mb: int | None, notebook_timeout: int | None, sandbox: bool = True) -> dict:
     """Grades one submission (its files as bytes) of the course in ``bundle`` on this worker,
-    as a local worker would; returns grade_unit's result with the autograded folder's files as
+    as a local worker would, in the same sandbox (a worker machine without one refuses, as
+    ``autograde`` does, unless ``sandbox`` is False); returns grade_unit's result with the autograded folder's files as
     bytes under ``notebooks`` instead of its path."""
     from grader import execute
     from grader.autograde import RUN_ENV, coursedir_of, grade_unit, setup_worker
@@ -266,16 +262,24 @@ def grade_remote(bundle: bytes, student: str, lesson: str, files: dict[str, byte
     with _LOCK:
         course = _course_from(bundle)
         config = grading_config(course, timeout=timeout, memory_mb=memory_mb, notebook_timeout=notebook_timeout)
-        if _READY[0] != (course, timeout, memory_mb, notebook_timeout):
+        if sandbox:
+            from grader.sandbox import SandboxUnavailable, available
+
+            why = available()
+            if why is not None:
+                raise SandboxUnavailable(f"this Dask worker cannot grade in a sandbox: {why}")
+        if _READY[0] != (course, timeout, memory_mb, notebook_timeout, sandbox):
             execute._stop_spares()  # a spare kernel started for another run has that run's settings
             # as autograde() sets up a local run: kernels in private folders, the course read-only
             scratch = course.parent / "kernels"
             scratch.mkdir(exist_ok=True)
+            scratch.chmod(0o711)  # a sandbox's folders inside are bound from here
             os.environ.update({KERNELS_ENV: str(scratch), READ_ONLY_ENV: str(course), RUN_ENV: course.parent.name,
                                "JUPYTER_RUNTIME_DIR": str(scratch / "runtime")})
-            use_kernelspecs(write_kernelspec(course / STATE / "jupyter", memory_mb=SafeExecute(config=config).memory_mb))
-            setup_worker(str(course), timeout, memory_mb, notebook_timeout)
-            _READY[0] = (course, timeout, memory_mb, notebook_timeout)
+            use_kernelspecs(write_kernelspec(course / STATE / "jupyter", memory_mb=SafeExecute(config=config).memory_mb,
+                                             sandboxed=sandbox))
+            setup_worker(str(course), timeout, memory_mb, notebook_timeout, sandbox)
+            _READY[0] = (course, timeout, memory_mb, notebook_timeout, sandbox)
         coursedir = coursedir_of(course, config)
         submitted = Path(coursedir.format_path(coursedir.submitted_directory, student, lesson))
         _write_files(submitted, files)

@@ -5,11 +5,15 @@ utility, minimax) is checked by the same ``grader.checks`` function the notebook
 call, with the CS50 specification's own words where the lessons are stricter
 (``checks.cs50_specification``: an invalid action may raise any Exception). A function passes if
 it is correct as written, or correct when the other CS50 functions it calls are the reference
-ones; the result names the student's own functions that made it fail as written. Each check runs
-in its own subprocess under a memory cap and a CPU-time limit (and a far larger wall-clock
-limit, for a file that sleeps), so a file that loops, exits, crashes or hoards memory loses that
-function's check and no more, and cannot hang or kill the grader. The subprocess still runs the
-file as the grading user: this is not a sandbox.
+ones; the result names the student's own functions that made it fail as written.
+
+The file runs in a sandbox (``grader.sandbox``: its own user, no network, read-only
+installation, a folder holding only a copy of the file), loaded by a student server
+(``grader.remote``); each check runs in a process of its own outside it and calls the file's
+functions through plain values, so nothing the file does reaches a check or its verdict. A
+check's limit is CPU seconds spent by the file's functions; a function that makes no progress
+at all (it sleeps) is stopped, a busy machine never fails one. A file that loops, exits, crashes
+or hoards memory loses that function's check and no more.
 """
 
 from __future__ import annotations
@@ -27,7 +31,6 @@ from pathlib import Path
 FUNCTIONS = ("initial_state", "player", "actions", "result", "winner", "terminal", "utility", "minimax")
 MEMORY_MB = 2048
 CPU_SECONDS = 120  # CPU time a check may use; the slowest honest minimax uses about 20 (see the README)
-WALL_FACTOR = 5  # a check may run this many times its CPU limit in wall-clock time (a loaded machine, a sleep)
 _NOTE_BYTES = 4096  # where the subprocess writes the call it is making, for a file that kills it
 
 
@@ -47,45 +50,46 @@ class CheckResult:
         return asdict(self)
 
 
-def check_file(path: Path, *, timeout: float = CPU_SECONDS, functions=FUNCTIONS, jobs: int | None = None) -> list[CheckResult]:
+def check_file(path: Path, *, timeout: float = CPU_SECONDS, functions=FUNCTIONS, jobs: int | None = None,
+               sandbox: bool = True) -> list[CheckResult]:
     """Checks each CS50 function of the file at ``path``; returns a result per function, in order.
 
-    ``timeout`` is the CPU seconds each check may use; ``jobs`` how many checks run at once
-    (default: one per core).
+    ``timeout`` is the CPU seconds each check's calls of the file's functions may use; ``jobs``
+    how many checks run at once (default: one per core); ``sandbox`` False runs the file without
+    a sandbox (unsafe; raises SandboxUnavailable where one is wanted and none can be had).
     """
     path = Path(path).resolve()
     if not path.is_file():
         raise FileNotFoundError(f"no such file: {path}")
+    if sandbox:
+        from grader.sandbox import SandboxUnavailable, available
+
+        why = available()
+        if why is not None:
+            raise SandboxUnavailable(f"{why} A file is checked only inside a sandbox; to check it without one (unsafe: "
+                                     "it can then read and change your files), pass --no-sandbox.")
     order = sorted(functions, key=lambda name: name != "minimax")  # the longest first
     with ThreadPoolExecutor(max_workers=jobs or os.cpu_count() or 1) as pool:
-        done = dict(zip(order, pool.map(lambda name: _check_one(path, name, timeout=timeout), order)))
+        done = dict(zip(order, pool.map(lambda name: _check_one(path, name, timeout=timeout, sandbox=sandbox), order)))
     return [done[name] for name in functions]
 
 
-def _check_one(path: Path, name: str, *, timeout: float) -> CheckResult:
+def _check_one(path: Path, name: str, *, timeout: float, sandbox: bool) -> CheckResult:
     start = time.perf_counter()
     with tempfile.TemporaryDirectory() as scratch:
         out, note = Path(scratch) / "result.json", Path(scratch) / "call.txt"
-        command = [sys.executable, "-m", "grader.cs50file", str(path), name, str(out), str(note), str(timeout)]
-        try:
-            done = subprocess.run(command, cwd=path.parent, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                  stderr=subprocess.PIPE, timeout=timeout * WALL_FACTOR + 60, text=True, errors="replace")
-            code = done.returncode
-        except subprocess.TimeoutExpired:
-            code = None
+        command = [sys.executable, "-m", "grader.cs50file", str(path), name, str(out), str(note), str(timeout),
+                   "sandbox" if sandbox else "plain"]
+        done = subprocess.run(command, cwd=scratch, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.PIPE, text=True, errors="replace")
         seconds = time.perf_counter() - start
         if out.exists():
             found = json.loads(out.read_text())
             return CheckResult(name, found["passed"], found["message"], seconds, found["cpu_seconds"], found["broken_by"])
         during = _last_call(note)
-        if code is None:
-            why = f"timed out: {name} was still running after {timeout * WALL_FACTOR + 60:g} s of wall-clock time"
-        elif code in (-24, 152):  # SIGXCPU: the CPU-time limit
-            why = f"timed out: the check of {name} used more than its {timeout:g} s of CPU time"
-        else:
-            last = (done.stderr or "").strip().splitlines()[-1:] or [""]
-            why = f"the file stopped the check (exit code {code}) {last[0][:200]}".strip()
-        return CheckResult(name, False, why + (f"\n\nwhile running {during}" if during else ""), seconds, timeout if code in (-24, 152) else 0.0)
+        last = (done.stderr or "").strip().splitlines()[-1:] or [""]
+        why = f"the check stopped (exit code {done.returncode}) {last[0][:200]}".strip()
+        return CheckResult(name, False, why + (f"\n\nwhile running {during}" if during else ""), seconds, 0.0)
 
 
 def _last_call(note: Path) -> str:
@@ -118,55 +122,60 @@ def _noter(path: str):
     return note
 
 
-def _run(path: str, name: str, out: str, note: str, cpu_seconds: str) -> None:
-    """In the subprocess: loads the file as module ``tictactoe`` and runs one check."""
+def _run(path: str, name: str, out: str, note: str, cpu_seconds: str, mode: str = "sandbox") -> None:
+    """In the check's own process (outside the sandbox): loads the file into a student server as
+    module ``tictactoe`` and runs one check on its function through plain values."""
     import contextlib
-    import importlib.util
     import io
-    import resource
+    import shutil
 
-    from grader.kernel import limit
-
-    limit(memory_mb=MEMORY_MB)
-    seconds = max(1, int(float(cpu_seconds) + 0.999))
-    resource.setrlimit(resource.RLIMIT_CPU, (seconds, seconds + 5))
     from grader import checks
     from grader.checks import failures, student
+    from grader.remote import Remote
+
+    seconds = float(cpu_seconds)
+    started = time.process_time()
 
     def write(passed: bool, message: str, broken_by=()) -> None:
         Path(out).write_text(json.dumps({"passed": passed, "message": message, "broken_by": list(broken_by),
-                                         "cpu_seconds": round(time.process_time(), 2)}))
+                                         "cpu_seconds": round(time.process_time() - started + remote.cpu_seconds(), 2)}))
 
-    sys.path.insert(0, str(Path(path).parent))
+    folder = Path(out).parent / "file"
+    folder.mkdir()
+    shutil.copy2(path, folder / "tictactoe.py")
+    launcher = None
+    if mode == "sandbox":
+        from grader.recheck import student_launcher
 
-    def load():
-        spec = importlib.util.spec_from_file_location("tictactoe", path)
-        module = importlib.util.module_from_spec(spec)
-        sys.modules["tictactoe"] = module
-        with contextlib.redirect_stdout(io.StringIO()):
-            spec.loader.exec_module(module)
-        return module
-
+        launcher = student_launcher(memory_mb=MEMORY_MB, under=Path(out).parent)
+    remote = Remote({"file": "tictactoe.py"}, launcher=launcher, cwd=folder)  # the sandbox works in a copy of the folder
     try:
-        module = load()
-    except BaseException as error:  # a syntax error, an exit or a crash while importing
-        write(False, f"the file could not be imported: {failures._type_name(error)}: {error}")
-        return
-    student._FRESH[0] = lambda wanted: getattr(load(), wanted)  # checked again with the reference helpers: no memo kept
-    function = getattr(module, name, None)
-    if not callable(function):
-        write(False, f"the file defines no function {name}")
-        return
-    student._NOTE[0] = _noter(note)
-    try:
-        with checks.cs50_specification(), contextlib.redirect_stdout(io.StringIO()):
-            summary = getattr(checks, f"check_{name}")(function)
-        write(True, summary, getattr(summary, "broken_by", ()))
-    except (checks.CheckFailed, NotImplementedError) as error:
-        write(False, str(error))
-    except BaseException as error:  # what the check itself could not turn into a message
-        write(False, f"{name}: the check stopped with {failures._type_name(error)}: {error}")
+        try:
+            remote.start()
+        except Exception as error:  # a syntax error, an exit or a crash while importing
+            write(False, f"the file could not be imported: {failures._type_name(error)}: {error}")
+            return
+        namespace = remote.namespace()
+        student._FRESH[0] = lambda wanted: remote.reload()[wanted]  # checked again with the reference helpers: no memo kept
+        function = namespace.get(name)
+        if not callable(function):
+            write(False, f"the file defines no function {name}")
+            return
+        student._NOTE[0] = _noter(note)
+        try:
+            with checks.cs50_specification(), contextlib.redirect_stdout(io.StringIO()), remote.budget(seconds):
+                summary = getattr(checks, f"check_{name}")(function)
+            write(True, summary, getattr(summary, "broken_by", ()))
+        except (checks.CheckFailed, NotImplementedError) as error:
+            write(False, str(error))
+        except failures._OutOfTime:
+            write(False, f"timed out: the check of {name} used more than its {seconds:g} s of CPU time"
+                  + (f"\n\nwhile running {_last_call(Path(note))}" if _last_call(Path(note)) else ""))
+        except BaseException as error:  # what the check itself could not turn into a message
+            write(False, f"{name}: the check stopped with {failures._type_name(error)}: {error}")
+    finally:
+        remote.close()
 
 
 if __name__ == "__main__":
-    _run(*sys.argv[1:6])
+    _run(*sys.argv[1:7])

@@ -1,21 +1,25 @@
 """``SafeExecute``: nbgrader's Execute preprocessor, hardened for hostile submissions.
 
-It runs a notebook in the grading kernel (``grader.kernel``, memory-capped) and adds what
-stock nbgrader lacks when a submission misbehaves:
+It runs a notebook in the grading kernel (``grader.kernel``; inside the unit's sandbox,
+``grader.sandbox``, when ``sandboxed`` is set) and adds what stock nbgrader lacks when a
+submission misbehaves:
 
-- a kernel that dies in a cell (``os._exit``, a crash, out of memory) or hangs past the cell
-  timeout without answering the interrupt is replaced by a fresh one; the cells that ran
-  before (test cells apart) are run again, quietly, so only the cells that depend on the
-  broken one lose marks.
-  The broken cell gets an error output that says what happened (a test cell with an error
-  scores zero). After ``restart_limit`` restarts the remaining cells get an error output
-  instead of running.
+- time limits in CPU seconds, not wall time: a cell may use ``timeout`` CPU seconds (summed
+  over the kernel and every process it starts), a notebook ``notebook_timeout`` in all. Wall
+  time only stops a cell that makes no CPU progress for ``stall_timeout`` seconds (it sleeps,
+  or waits on something that never comes). A busy machine makes a cell slow, never failed.
+  A stopped cell is interrupted; one that does not stop then is ended with its kernel.
+- a kernel that dies in a cell (``os._exit``, a crash, out of memory) or is ended is replaced by
+  a fresh one; the cells that ran before (test cells apart) are run again, quietly, so only the
+  cells that depend on the broken one lose marks. The broken cell gets an error output that
+  says what happened (a test cell with an error scores zero). After ``restart_limit`` restarts
+  the remaining cells get an error output instead of running.
 - output is capped per cell while it streams in (``max_output_bytes``), so a cell that
   prints without end cannot fill the grader's memory; nbgrader's LimitOutput trims further.
-- a notebook's cells may run ``notebook_timeout`` seconds in all (wall time): a cell still running
-  then is stopped, and the cells after it are not run (error ``NotebookTimeLimit``), so a
-  notebook whose every cell sleeps just under the cell limit cannot hold a worker for long.
-- a spare kernel is started while a notebook runs, so the next notebook does not wait for one.
+- in a sandbox, the kernel's channels are unix sockets in a folder private to the kernel
+  (jupyter_client's ``ipc`` transport): no other kernel's connection file or port is reachable.
+- a spare kernel is started while a notebook runs, so the next notebook does not wait for one
+  (not in a sandbox: a sandboxed kernel sees only its own unit, known when it starts).
 - the cells after the last test cell are not run (``run_after_last_test``): they cannot change
   a score, and in the lessons they are the demonstrations (plots, tournaments, widgets).
 - with ``checks_apart``, the hidden checks are left to the re-check (``grader.recheck``): the
@@ -26,11 +30,14 @@ from __future__ import annotations
 
 import atexit
 import os
-import time
+import shutil
+import signal
+import threading
+from pathlib import Path
 
 from jupyter_client.manager import AsyncKernelManager
 from nbclient import NotebookClient
-from nbclient.exceptions import CellTimeoutError, DeadKernelError
+from nbclient.exceptions import DeadKernelError
 from nbclient.util import ensure_async, run_sync
 from nbformat import v4
 from nbgrader.preprocessors import Execute
@@ -49,16 +56,25 @@ def error_output(ename: str, evalue: str):
 
 
 NOTEBOOK_LIMIT = "NotebookTimeLimit"  # the error of cells stopped or skipped at the notebook's limit
+STALL_SECONDS = 60  # wall seconds without CPU progress that stop a cell (it sleeps, or waits for ever)
+GRACE_CPU, GRACE_STALL = 15.0, 30.0  # what an interrupted cell may still use before its kernel is ended
 
 
-def timeout_message(seconds: int) -> str:
-    """Returns what a student is told about a cell stopped at the time limit."""
-    return f"This cell timed out: it was still running after {seconds} seconds (the time limit for a cell) and was stopped."
+def timeout_message(seconds: float) -> str:
+    """Returns what a student is told about a cell stopped at its CPU-time limit."""
+    return (f"This cell timed out: it used more than {seconds:g} seconds of CPU time (the time limit for a cell) "
+            "and was stopped.")
 
 
-def notebook_limit_message(seconds: int, *, ran: bool) -> str:
+def stall_message(seconds: float) -> str:
+    """Returns what a student is told about a cell stopped because it made no progress."""
+    return (f"This cell was stopped: it made no progress for {seconds:g} seconds (it was sleeping or waiting for "
+            "something that never came, not computing).")
+
+
+def notebook_limit_message(seconds: float, *, ran: bool) -> str:
     """Returns what a student is told about a cell stopped or skipped at the notebook's limit."""
-    return (f"The notebook ran past its time limit ({seconds} seconds in all): this cell was "
+    return (f"The notebook ran past its time limit ({seconds:g} seconds of CPU time in all): this cell was "
             + ("stopped." if ran else "not run."))
 
 
@@ -75,7 +91,7 @@ atexit.register(_stop_spares)
 
 
 class SafeExecute(Execute):
-    """nbgrader's Execute with kernel restarts, output capped as it streams in, spare kernels."""
+    """nbgrader's Execute with CPU-time limits, kernel restarts, output capped as it streams in, a sandbox."""
 
     kernel_name = Unicode(KERNEL_NAME, help="Kernel to grade in (default: the memory-capped grading kernel).").tag(config=True)
     extra_arguments = List(["--HistoryManager.hist_file=:memory:"], help=Execute.extra_arguments.help).tag(config=True)
@@ -83,17 +99,21 @@ class SafeExecute(Execute):
     restart_limit = Integer(3, help="Kernel restarts allowed per notebook before giving up.").tag(config=True)
     startup_timeout = Integer(300, help="Seconds a kernel may take to start: on a busy machine it can take minutes, "
                               "which is never the submission's fault.").tag(config=True)
-    spare_kernel = Bool(True, help="Start the next notebook's kernel while this one runs.").tag(config=True)
+    spare_kernel = Bool(True, help="Start the next notebook's kernel while this one runs (not in a sandbox).").tag(config=True)
     shutdown_kernel = Unicode("immediate", help="How to stop a kernel after its notebook: it is thrown away, so at once.").tag(config=True)
     memory_mb = Integer(DEFAULT_MEMORY_MB, help="Memory cap of the grading kernel (MB).").tag(config=True)
-    notebook_timeout = Integer(0, help="Seconds (wall time) a whole notebook may run; 0: no limit.").tag(config=True)
+    notebook_timeout = Integer(0, help="CPU seconds a whole notebook's cells may use; 0: no limit.").tag(config=True)
+    stall_timeout = Integer(STALL_SECONDS, help="Wall seconds without CPU progress after which a cell is stopped "
+                            "(it sleeps or waits); a working cell is never stopped by the clock.").tag(config=True)
     run_after_last_test = Bool(False, help="Also run the cells after the last test cell (they cannot change a score).").tag(config=True)
     checks_apart = Bool(False, help="Leave the hidden checks to the re-check, which runs them apart from the notebook "
                         "(ttt-grader sets this: only where a re-check follows).").tag(config=True)
+    sandboxed = Bool(False, help="Run the kernel in the unit's sandbox (grader.sandbox): its channels over unix sockets "
+                     "in a private folder (ttt-grader sets this with the sandboxed kernelspec).").tag(config=True)
 
     def preprocess(self, nb, resources=None, km=None):
-        """Runs every code cell, recovering from dead or hung kernels; returns (nb, resources)."""
-        if km is None and self.spare_kernel:
+        """Runs every code cell, recovering from dead or stopped kernels; returns (nb, resources)."""
+        if km is None and self.spare_kernel and not self.sandboxed:
             km = self._take_spare()
         NotebookClient.__init__(self, nb, km)
         self.owns_km = True  # a spare kernel is ours to shut down, like one started here
@@ -103,22 +123,25 @@ class SafeExecute(Execute):
         self._restarts = 0
         self._broken = ""
         self._output_bytes: dict[int, int] = {}
-        self._ends = None  # set once the kernel is ready: the notebook's limit counts its cells' time
+        self._cpu_used = 0.0  # CPU seconds the notebook's cells have used so far
         self._last_test = len(nb.cells) if self.run_after_last_test else max(
             (i for i, c in enumerate(nb.cells) if c.cell_type == "code" and is_grade(c)), default=-1)
-        with self.setup_kernel(**self._launch()):
-            if self.spare_kernel and MORE_TO_COME[0]:
-                self._start_spare()
-            reply = self.wait_for_reply(self.kc.kernel_info())
-            self.nb.metadata["language_info"] = reply["content"]["language_info"]
-            self._ends = time.monotonic() + self.notebook_timeout if self.notebook_timeout > 0 else None  # cells only
-            for index, cell in enumerate(self.nb.cells):
-                self.preprocess_cell(cell, resources, index)
+        try:
+            with self.setup_kernel(**self._launch()):
+                if self.spare_kernel and not self.sandboxed and MORE_TO_COME[0]:
+                    self._start_spare()
+                reply = self.wait_for_reply(self.kc.kernel_info())
+                self.nb.metadata["language_info"] = reply["content"]["language_info"]
+                for index, cell in enumerate(self.nb.cells):
+                    self.preprocess_cell(cell, resources, index)
+        finally:
+            self._forget_run_folders()
         self.set_widgets_metadata()
         return self.nb, self.resources
 
     def preprocess_cell(self, cell, resources, index):
-        """Runs one cell; a kernel that dies or hangs in it is replaced. Returns (cell, resources)."""
+        """Runs one cell under its CPU-time limit; a kernel that dies or is ended in it is replaced.
+        Returns (cell, resources)."""
         if cell.cell_type != "code" or not cell.source.strip() or index > self._last_test:
             return cell, resources
         if self._broken:
@@ -128,32 +151,40 @@ class SafeExecute(Execute):
             cell.outputs = [error_output(NOTEBOOK_LIMIT, notebook_limit_message(self.notebook_timeout, ran=False))]
             return cell, resources
         self._output_bytes[index] = 0
+        limit, at_notebook_limit = self._cell_limit()
+        stopped = ""
         try:
-            cell = self.execute_cell(cell, index, store_history=True)
+            with self._watched(limit) as watch:
+                cell = self.execute_cell(cell, index, store_history=True)
+            stopped = watch.stopped
         except DeadKernelError:
-            cell.outputs.append(error_output(
-                "KernelDied", "the kernel stopped while running this cell (os._exit, a crash, "
-                "or it ran out of memory); a fresh kernel ran the cells above again for the rest."))
-            self._recover("the kernel died again")
-        except CellTimeoutError:
-            if self._left() == 0:
+            stopped = watch.stopped
+            if stopped == "cpu" and at_notebook_limit:
                 cell.outputs.append(error_output(NOTEBOOK_LIMIT, notebook_limit_message(self.notebook_timeout, ran=True)))
                 self._broken = notebook_limit_message(self.notebook_timeout, ran=False)
                 return cell, resources
-            cell.outputs.append(error_output(
-                "CellTimeoutError", f"This cell timed out: it ran past the time limit ({self.timeout} seconds) and did "
-                "not stop when interrupted. A fresh kernel ran the cells above again for the rest."))
-            self._recover("the kernel hung again")
-        else:
-            timed_out = any(o.get("ename") == "CellTimeoutError" for o in cell.outputs if o.output_type == "error")
-            if timed_out:  # nbclient leaves a KeyboardInterrupt and an empty CellTimeoutError: say it plainly
-                cell.outputs = [o for o in cell.outputs if not (
-                    o.output_type == "error" and o.ename in ("KeyboardInterrupt", "CellTimeoutError"))]
-                cell.outputs.append(
-                    error_output(NOTEBOOK_LIMIT, notebook_limit_message(self.notebook_timeout, ran=True))
-                    if self._left() == 0 else error_output("CellTimeoutError", timeout_message(self.timeout)))
-            if not timed_out and not (is_grade(cell) and not is_solution(cell)):
-                self._done.append(index)  # run again after a restart (test cells only check: not them)
+            if stopped:
+                said = timeout_message(limit) if stopped == "cpu" else stall_message(self.stall_timeout)
+                cell.outputs.append(error_output("CellTimeoutError", f"{said} It did not stop when interrupted: a fresh "
+                                                 "kernel ran the cells above again for the rest."))
+            else:
+                cell.outputs.append(error_output(
+                    "KernelDied", "the kernel stopped while running this cell (os._exit, a crash, "
+                    "or it ran out of memory); a fresh kernel ran the cells above again for the rest."))
+            self._recover("the kernel died again" if not stopped else "a cell was stopped again")
+            return cell, resources
+        finally:
+            self._cpu_used += watch.used
+        if stopped:  # interrupted: the kernel left a KeyboardInterrupt; say plainly why
+            cell.outputs = [o for o in cell.outputs if not (o.output_type == "error" and o.ename == "KeyboardInterrupt")]
+            if stopped == "cpu" and at_notebook_limit:
+                cell.outputs.append(error_output(NOTEBOOK_LIMIT, notebook_limit_message(self.notebook_timeout, ran=True)))
+            elif stopped == "cpu":
+                cell.outputs.append(error_output("CellTimeoutError", timeout_message(limit)))
+            else:
+                cell.outputs.append(error_output("CellTimeoutError", stall_message(self.stall_timeout)))
+        elif not (is_grade(cell) and not is_solution(cell)):
+            self._done.append(index)  # run again after a restart (test cells only check: not them)
         return cell, resources
 
     def output(self, outs, msg, display_id, cell_index):
@@ -170,17 +201,31 @@ class SafeExecute(Execute):
                 return None
         return super().output(outs, msg, display_id, cell_index)
 
+    # -- limits ----------------------------------------------------------------------------
+
     def _left(self) -> float | None:
-        """Seconds the notebook may still run (0 when its limit is up), None without a limit."""
-        return None if self._ends is None else max(0.0, self._ends - time.monotonic())
+        """CPU seconds the notebook may still use (0 when its limit is up), None without a limit."""
+        return None if self.notebook_timeout <= 0 else max(0.0, self.notebook_timeout - self._cpu_used)
+
+    def _cell_limit(self) -> tuple[float | None, bool]:
+        """The next cell's CPU limit, and whether it is the notebook's limit (which comes first)."""
+        cell = float(self.timeout) if self.timeout and self.timeout > 0 else None
+        left = self._left()
+        if left is None or (cell is not None and cell <= left):
+            return cell, False
+        return left, True
 
     def _get_timeout(self, cell):
-        """The cell's time limit, cut short where the notebook's limit comes first."""
-        timeout = super()._get_timeout(cell)
-        left = self._left()
-        if left is None:
-            return timeout
-        return max(1, min(timeout, int(left) + 1) if timeout else int(left) + 1)
+        """No wall-clock limit: the watchdog (``_watched``) stops a cell by its CPU time or when it stalls."""
+        return None
+
+    def _watched(self, cpu_seconds: float | None):
+        """A context in which the kernel's process tree is watched: past `cpu_seconds` of CPU, or
+        ``stall_timeout`` wall seconds without progress, the kernel is interrupted, and ended if
+        it does not stop then. The context's ``stopped`` says why ("cpu", "stall" or "")."""
+        from grader.sandbox import Tree
+
+        return _Watch(Tree(self.km.provisioner.pid), cpu_seconds, self.stall_timeout)
 
     # -- kernels ---------------------------------------------------------------------------
 
@@ -191,7 +236,8 @@ class SafeExecute(Execute):
     _quietly = run_sync(_async_quietly)
 
     def _recover(self, why: str) -> None:
-        """Replaces the kernel and quietly runs again the cells that ran well before."""
+        """Replaces the kernel and quietly runs again the cells that ran well before (each under
+        its CPU limit, as the first time)."""
         self._restarts += 1
         if self._restarts > self.restart_limit:
             self._broken = f"not run: {why} after {self.restart_limit} restarts"
@@ -202,10 +248,38 @@ class SafeExecute(Execute):
         self.start_new_kernel_client()
         try:
             for index in self._done:
-                if self._quietly(self.nb.cells[index].source) is None:
-                    raise CellTimeoutError(f"cell {index} timed out again")
-        except (DeadKernelError, CellTimeoutError):
+                with self._watched(self._cell_limit()[0]) as watch:
+                    self._quietly(self.nb.cells[index].source)
+                if watch.stopped:
+                    raise DeadKernelError(f"cell {index} was stopped again")
+        except DeadKernelError:
             self._broken = f"not run: {why} while the cells above were run again"
+
+    def create_kernel_manager(self):
+        """Returns a kernel manager; in a sandbox, one whose channels are unix sockets in a
+        folder of the kernel's own (the only folder of the grader's the sandbox binds)."""
+        km = super().create_kernel_manager()
+        if self.sandboxed:
+            import tempfile
+
+            folder = Path(tempfile.mkdtemp(prefix="k-"))
+            self._run_folders.append(folder)
+            km.transport = "ipc"
+            km.ip = str(folder / "kernel")
+            km.connection_file = str(folder / "kernel.json")
+        return km
+
+    @property
+    def _run_folders(self) -> list:
+        if "_folders" not in self.__dict__:
+            self.__dict__["_folders"] = []
+        return self.__dict__["_folders"]
+
+    def _forget_run_folders(self) -> None:
+        """Removes the kernels' private folders (connection files, sockets) once the notebook is done."""
+        for folder in self._run_folders:
+            shutil.rmtree(folder, ignore_errors=True)
+        self._run_folders.clear()
 
     def _launch(self) -> dict:
         """The keyword arguments a kernel is started with: its environment, when the checks run apart."""
@@ -227,3 +301,54 @@ class SafeExecute(Execute):
             self.log.warning("Could not start a spare kernel: %s", error)
             return
         _SPARES[self.kernel_name] = km
+
+
+class _Watch:
+    """Watches a kernel's process tree while a cell runs (a context manager): past its CPU limit,
+    or without CPU progress for the stall period, the kernel is interrupted; if the cell still
+    does not end, the kernel is ended (the cell's client then sees it dead). ``stopped`` says why
+    ("cpu", "stall" or ""), ``used`` the CPU seconds the cell used."""
+
+    def __init__(self, tree, cpu_seconds: float | None, stall_seconds: float) -> None:
+        self.tree, self.cpu_seconds, self.stall_seconds = tree, cpu_seconds, stall_seconds
+        self.stopped, self.used = "", 0.0
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._watch, daemon=True)
+
+    def __enter__(self) -> "_Watch":
+        self._start = self.tree.cpu_seconds()
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._done.set()
+        self._thread.join()
+        self.used = max(0.0, self.tree.cpu_seconds() - self._start) if self.tree.alive() else self.used
+
+    def _watch(self) -> None:
+        from grader.sandbox import run_limited
+
+        why = run_limited(self.tree, cpu_seconds=self.cpu_seconds, stall_seconds=self.stall_seconds, done=self._done.is_set)
+        if why not in ("cpu", "stall"):
+            return
+        self.stopped = why
+        self.used = max(0.0, self.tree.cpu_seconds() - self._start)
+        _interrupt(self.tree)
+        if run_limited(self.tree, cpu_seconds=GRACE_CPU, stall_seconds=GRACE_STALL, done=self._done.is_set) is not None:
+            self.tree.kill()
+
+
+def _interrupt(tree) -> None:
+    """Sends SIGINT to the kernel process in `tree` (the one running ``grader.kernel`` or ipykernel)."""
+    import psutil
+
+    for pid in tree.processes():
+        try:
+            command = " ".join(psutil.Process(pid).cmdline())
+        except psutil.Error:
+            continue
+        if "grader.kernel" in command or "ipykernel" in command:
+            try:
+                os.kill(pid, signal.SIGINT)
+            except OSError:
+                pass

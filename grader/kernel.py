@@ -39,21 +39,28 @@ APART_ENV = "TTT_GRADER_CHECKS_APART"  # "1": the hidden checks run in the re-ch
 PRELOAD = ("ttt.tictactoe", "ttt.draw", "grader.checks")  # what every lesson imports; pure Python
 
 
-def write_kernelspec(root: Path, *, memory_mb: int = DEFAULT_MEMORY_MB) -> Path:
+def write_kernelspec(root: Path, *, memory_mb: int = DEFAULT_MEMORY_MB, sandboxed: bool = False) -> Path:
     """Writes the grading kernel's spec under ``root/kernels/``; returns ``root``, the
-    directory to put first on ``JUPYTER_PATH`` so that Jupyter finds the kernel by name."""
+    directory to put first on ``JUPYTER_PATH`` so that Jupyter finds the kernel by name.
+    ``sandboxed``: the kernel starts inside a sandbox of its own (``grader.sandbox``), which sees
+    the folder of its connection file (its unix sockets) and its notebook's folder, nothing else."""
     folder = Path(root) / "kernels" / KERNEL_NAME
     folder.mkdir(parents=True, exist_ok=True)
+    kernel = [sys.executable, "-m", "grader.kernel", "--memory-mb", str(int(memory_mb)), "-f", "{connection_file}"]
+    if sandboxed:
+        kernel = [sys.executable, "-m", "grader.sandbox", "kernel", "{connection_file}", "--memory-mb", str(int(memory_mb)),
+                  "--", *kernel]
     spec = {
-        "argv": [sys.executable, "-m", "grader.kernel", "--memory-mb", str(int(memory_mb)),
-                 "-f", "{connection_file}"],
-        "display_name": f"Python 3 (grading, {int(memory_mb)} MB)",
+        "argv": kernel,
+        "display_name": f"Python 3 (grading{', sandboxed' if sandboxed else ''}, {int(memory_mb)} MB)",
         "language": "python",
         # one thread per numeric library: students are graded in parallel already, and a
         # thread pool per core would eat the address-space cap on a machine with many cores
         "env": {"MALLOC_ARENA_MAX": "2", "PYDEVD_DISABLE_FILE_VALIDATION": "1", "OMP_NUM_THREADS": "1",
                 "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"},
         "metadata": {"debugger": False},
+        # a signal would reach the sandbox's outer process and end it: interrupts come as messages
+        "interrupt_mode": "message",
     }
     (folder / "kernel.json").write_text(json.dumps(spec, indent=1))
     return Path(root)
@@ -147,11 +154,15 @@ def main(argv: list[str] | None = None) -> None:
         del args[at:at + 2]
     limit(memory_mb=memory_mb)
     if os.environ.get(KERNELS_ENV):
-        private_folder(os.environ[KERNELS_ENV])
+        try:
+            private_folder(os.environ[KERNELS_ENV])
+        except OSError:  # in a sandbox the grader's scratch folder is out of sight: its own /tmp serves
+            pass
     read_only([p for p in os.environ.get(READ_ONLY_ENV, "").split(os.pathsep) if p])
     os.environ[KERNEL_ENV] = str(os.getpid())  # inherited by every process the kernel starts
-    if not os.environ.get("TTT_GRADER_KERNEL_STDERR"):  # the kernel's own log, not the cells' output
+    if not os.environ.get("TTT_GRADER_KERNEL_STDERR"):  # the kernel's own log and banner, not the cells' output
         devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, 1)
         os.dup2(devnull, 2)
         os.close(devnull)
     for name in PRELOAD:  # imported here, before the first cell asks (hidden in a spare kernel)

@@ -1,68 +1,64 @@
-"""Grade again where the submission cannot reach: each graded cell re-run apart from the notebook.
+"""Grade again where the submission cannot reach: the test cells run in the trusted grader, the
+submission's functions in its sandbox.
 
-nbgrader runs a submission's cells and its hidden tests in one kernel, so code in the submission
-can bend the tests: replace ``grader.checks``' functions, return a ``str`` whose ``__eq__`` is
-always True, install an IPython AST transformer that swallows every later cell. After nbgrader
-has graded a notebook, ``recheck`` runs each graded test cell again in a fresh Python process
-(``python -m grader.recheck``) that
+nbgrader runs a submission's cells and its tests in one kernel, so code in the submission can bend
+the tests (replace ``grader.checks``' functions, return a ``str`` whose ``__eq__`` is always True,
+swallow every later cell). After nbgrader has run a notebook, ``recheck`` runs each test cell again
+with the roles split by what each process can reach:
 
-1. imports a pristine ``grader`` and ``ttt`` first and records every function and module
-   attribute of both (and of ``builtins``);
-2. then, cell by cell in notebook order, loads the submission's *definitions* only: functions,
-   classes, imports and assignments (IPython syntax is translated first); expressions, loops and
-   magics are not run, so a cell that installs an AST transformer or patches a module with a
-   call does nothing here;
-3. puts back anything the definitions changed in ``grader``, ``ttt`` or ``builtins`` (and says
-   so), wraps each function the submission defines so that what it returns must be of an exact
-   built-in type (``type(x) is str``, recursively in containers: no subclass with its own
-   ``__eq__``), and runs the test cell's own source (the instructor's, restored by nbgrader);
-4. reports each test cell's verdict and what the cell printed with a success token, an HMAC of
-   the cell, the verdict and the output under a key the grader gives the process on its standard
-   input before any submission code is loaded; a verdict without a valid token counts as a
-   failure.
+- the submission's *definitions* (functions, classes, imports and assignments of every code cell,
+  ``grader.remote``) are loaded into a student server inside the unit's sandbox
+  (``grader.sandbox``): its own user, no network, read-only installation, only its own folder;
+- the test cells (the instructor's, as nbgrader restored them, hidden tests included) and the
+  lesson's own cells (imports, helpers, the lesson's game; taken from the *released* notebook,
+  never from the submission) run here, in the trusted grader, with the submission's functions as
+  proxies that carry plain values across (None, bool, int, float, str and tuples, lists, sets
+  and dicts of them, rebuilt here). A lying ``str`` subclass arrives as the plain ``str`` it
+  holds; nothing the submission runs can reach a check, a counter, the reference or a verdict.
+  The functions the lesson hands the student ready-made are the grader's own here; where a check
+  counts calls to them, the sandbox calls back here for each one, so the calls counted are calls
+  the grader saw.
 
-The hidden checks run here only: in ``ttt-grader``'s kernels they say they are left to the
-re-check and pass (``grader.checks.display``), so a test cell the kernel passed gets the
-re-check's output in place of the kernel's, and the feedback shows the checks' results.
+The grade of a test cell is its re-check's verdict (full points or none), and the re-check can
+only lower what nbgrader gave. A submission is listed as suspicious when a visible test passed in
+the notebook and fails here, when its functions returned subclasses of plain types, or when its
+code reaches for the machinery of the process (frames, the garbage collector, signals, other
+processes, the file system, sockets): a note for the instructor, never a change of grade.
 
-The grade of a cell is its re-check's verdict (full points or none); a submission is listed as
-suspicious when a cell nbgrader passed fails here other than in a check left to the re-check,
-when its code changed the grader, the package or IPython's cell handling, or returned a
-non-exact type. Each cell keeps nbgrader's time limit here, in CPU seconds; the whole re-check
-of a notebook has the notebook's cells' limits in total.
-
-This is a separate process, not a separate user: code in it could still read the process's
-memory (the key) or the grading user's files. A container or a separate user closes that.
+Limits: each test cell has the course's cell limit in CPU seconds, spent by the submission's
+functions in the sandbox (``grader.remote`` stops a call past it, or one that makes no progress:
+it sleeps); a busy machine makes a cell slow, never failed.
 """
 
 from __future__ import annotations
 
 import ast
 import contextlib
-import hashlib
-import hmac
 import io
 import json
-import os
-import secrets
-import subprocess
-import sys
 from pathlib import Path
-from typing import NamedTuple
+from typing import Callable, NamedTuple
 
-SUSPICIOUS_CALLS = {"ast_transformers", "input_transformers_post", "input_transformers_cleanup", "set_custom_exc",
-                    "settrace", "setprofile", "register_magic_function", "run_cell", "events"}
-KEPT = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Import, ast.ImportFrom, ast.Assign, ast.AnnAssign,
-        ast.AugAssign, ast.If, ast.Try)
-EXACT = (type(None), bool, int, float, complex, str, bytes)
-CONTAINERS = (tuple, list, set, frozenset, dict)
-MEMORY_MB = 2048
+OUTPUT_CHARS = 20_000  # the most a test cell's output keeps here
+OUT_OF_TIME = "TimeoutError"  # the error a test cell out of CPU time shows (a Python name a student knows)
 # What nbgrader tells its kernels, told to the re-check too: the lessons' demonstrations (a whole
 # game tree, a tournament) shrink while graded, here as in the notebook (``ttt.autograding``).
 RECHECK_ENV = {"NBGRADER_EXECUTION": "autograde"}
-OUTPUT_CHARS = 20_000  # the most a test cell's output keeps here
-OUT_OF_TIME = "TimeoutError"  # the error a test cell out of CPU time shows (a Python name a student knows)
-_MISSING = object()
+# What a submission's own code has no business reaching for: a note for the instructor when it does.
+REACHING = {
+    "_getframe": "the interpreter's frames", "f_back": "the interpreter's frames", "f_globals": "the interpreter's frames",
+    "get_objects": "the garbage collector", "get_referrers": "the garbage collector", "__subclasses__": "every class",
+    "ast_transformers": "IPython's cell handling", "input_transformers_post": "IPython's cell handling",
+    "input_transformers_cleanup": "IPython's cell handling", "set_custom_exc": "IPython's cell handling",
+    "register_magic_function": "IPython's cell handling", "settrace": "the interpreter's tracing",
+    "setprofile": "the interpreter's tracing", "setitimer": "signals", "pthread_sigmask": "signals",
+    "setrlimit": "resource limits", "fork": "new processes", "forkpty": "new processes", "execve": "new processes",
+    "setsid": "new processes", "Popen": "new processes", "system": "new processes", "spawnv": "new processes",
+}
+REACHING_MODULES = {"gc": "the garbage collector", "ctypes": "raw memory", "subprocess": "new processes",
+                    "socket": "the network", "sqlite3": "databases", "signal": "signals", "multiprocessing": "new processes",
+                    "jupyter_client": "other kernels", "resource": "resource limits", "shutil": "the file system",
+                    "importlib": "the import machinery", "inspect": "the interpreter's frames"}
 
 
 class Verdict(NamedTuple):
@@ -78,34 +74,49 @@ class Verdict(NamedTuple):
     hidden: bool = False
 
 
-def _token(key: bytes, cell: str, passed: bool, shown: str) -> str:
-    said = hashlib.sha256(shown.encode(errors="replace")).hexdigest()
-    return hmac.new(key, f"{cell}:{'pass' if passed else 'fail'}:{said}".encode(), hashlib.sha256).hexdigest()
+def student_launcher(*, memory_mb: int | None = None, under: Path | None = None):
+    """Returns the launcher a submission's student server is started with (``grader.remote``): in a
+    sandbox of its own (``grader.sandbox``) whose only writable folder is a scratch copy of the
+    unit's folder (the submission's own files, which its code may import or read), made under
+    `under` (default: the run's scratch folder, else the system's)."""
+    import os
+    import shutil
+    import tempfile
 
+    from grader.kernel import KERNELS_ENV
+    from grader.sandbox import Limits, Sandbox
 
-def _shown(record: dict) -> str:
-    """What a verdict's token vouches for beside the verdict: the message, the output, the error and its source."""
-    return json.dumps([record.get(field, default) for field, default in Verdict._field_defaults.items()])
+    limits = Limits(memory_mb=memory_mb) if memory_mb else Limits()
+
+    def launch(argv, *, cwd, **popen_kwargs):
+        scratch = Path(tempfile.mkdtemp(prefix="unit-", dir=under or os.environ.get(KERNELS_ENV) or None))
+        for item in Path(cwd).iterdir():
+            if item.is_file() and item.stat().st_size <= 32 * 2**20:
+                shutil.copy2(item, scratch / item.name)
+        return Sandbox([scratch], env={**RECHECK_ENV}, limits=limits).popen(argv, cwd=scratch, **popen_kwargs)
+
+    return launch
 
 
 # -- in the grader ----------------------------------------------------------------------------
 
 
-def recheck_unit(folder: Path, grades: dict, *, timeout: float = 120.0) -> tuple[dict, list[str], list[str], bool]:
-    """Re-checks every autograded notebook in ``folder`` (nbgrader's output); returns the grades
-    (as ``grader.autograde`` reads them from the gradebook) with each autograded test cell's
-    score set to its re-check's verdict, what was suspicious and what else went wrong (a cell
-    out of CPU time), one line each, and whether a re-check process was stopped by its
-    wall-clock backstop (then the unit is graded again alone, as a timed-out cell is).
-    `timeout` is each test cell's limit in CPU seconds: the course's cell limit, so the
-    re-check allows what nbgrader allows, and the machine's load does not change the verdict."""
+def recheck_unit(folder: Path, grades: dict, *, release: Path, timeout: float = 120.0,
+                 launcher: Callable | None = None) -> tuple[dict, list[str], list[str], bool]:
+    """Re-checks every autograded notebook in ``folder`` (nbgrader's output) against the lesson's
+    released notebooks in ``release``; returns the grades (as ``grader.autograde`` reads them from
+    the gradebook) with each test cell's score set to its re-check's verdict, what was suspicious
+    and what else went wrong (a cell out of CPU time), one line each, and whether the sandbox could
+    not be started (then the unit is graded again: the machine's trouble, not the submission's).
+    `timeout` is each test cell's limit in CPU seconds; `launcher` starts the student server (in
+    the unit's sandbox; ``grader.remote``'s default otherwise)."""
     import nbformat
 
     from grader.checks.display import APART
+    from grader.remote import SandboxNotStarted
 
     suspicious: list[str] = []
     problems: list[str] = []
-    stopped = False
     for path in sorted(Path(folder).glob("*.ipynb")):
         nb = nbformat.read(path, as_version=4)
         graded = grades.get("notebooks", {}).get(path.stem)
@@ -114,9 +125,11 @@ def recheck_unit(folder: Path, grades: dict, *, timeout: float = 120.0) -> tuple
         cells = _test_cells(nb)
         if not cells:
             continue
-        verdicts, notes = _run(path, [c.metadata["nbgrader"]["grade_id"] for c in cells], timeout)
+        try:
+            verdicts, notes = run(path, release=Path(release) / path.name, timeout=timeout, launcher=launcher)
+        except (SandboxNotStarted, OSError) as error:  # the machine's trouble: graded again, never failed
+            return grades, list(dict.fromkeys(suspicious)), problems + [f"the sandbox could not start: {error}"], True
         suspicious += notes
-        stopped = stopped or any(v.message.startswith(_BACKSTOP) for v in verdicts.values())
         for cell in cells:
             grade_id = cell.metadata["nbgrader"]["grade_id"]
             points = float(cell.metadata["nbgrader"].get("points", 0))
@@ -131,11 +144,11 @@ def recheck_unit(folder: Path, grades: dict, *, timeout: float = 120.0) -> tuple
                 _replace_outputs(cell, verdict)
             if verdict.ename == OUT_OF_TIME:
                 problems.append(f"test cell {grade_id} timed out: it used more than its {timeout:g} s of CPU time")
-            if not verdict.passed and before and not (verdict.hidden and left_here):
+            if not verdict.passed and before and not (verdict.hidden and left_here) and verdict.ename != OUT_OF_TIME:
                 suspicious.append(f"cell {grade_id} passed in the notebook but fails when re-checked apart: {verdict.message}")
                 _note(cell, verdict.message)
         nbformat.write(nb, path)
-    return grades, list(dict.fromkeys(suspicious)), problems, stopped
+    return grades, list(dict.fromkeys(suspicious)), problems, False
 
 
 def _replace_outputs(cell, verdict: Verdict) -> None:
@@ -157,20 +170,6 @@ def _note(cell, message: str) -> None:
         f"Re-checked apart from the rest of the notebook, this test fails, so it scores zero:\n{message}\n")))
 
 
-_BACKSTOP = "the re-check was still running after"  # its wall-clock backstop, not the cell's CPU limit
-
-
-def run(path: Path, *, timeout: float = 120.0) -> tuple[dict[str, Verdict], list[str]]:
-    """Runs the re-check of one notebook in fresh processes; returns ({grade id: Verdict},
-    suspicious notes). Each test cell has `timeout` seconds; a process that dies or
-    hangs fails the cell it was running, and a new one goes on from the next cell. Verdicts
-    without a valid token are failures."""
-    import nbformat
-
-    cells = _test_cells(nbformat.read(path, as_version=4))
-    return _run(path, [c.metadata["nbgrader"]["grade_id"] for c in cells], timeout)
-
-
 def _test_cells(nb) -> list:
     """The notebook's test cells: graded code cells that are not answers."""
     from nbgrader.utils import is_grade, is_solution
@@ -178,153 +177,104 @@ def _test_cells(nb) -> list:
     return [c for c in nb.cells if c.cell_type == "code" and is_grade(c) and not is_solution(c)]
 
 
-def _run(path: Path, cells: list[str], timeout: float) -> tuple[dict[str, Verdict], list[str]]:
-    """``run``, for the test cells of the notebook at `path` given by their grade ids."""
-    verdicts: dict[str, Verdict] = {}
-    notes: list[str] = []
-    start = 0
-    while start < len(cells):
-        key = secrets.token_bytes(32)
-        command = [sys.executable, "-m", "grader.recheck", str(Path(path).resolve()), str(start), str(timeout)]
-        # A wall-clock backstop for code that sleeps: far above the cells' CPU limits, which a
-        # busy machine stretches (the slowest honest check, 21.5 s of CPU, took 373 s at load 15-19).
-        limit = 5 * timeout * (len(cells) - start) + 120
-        try:
-            done = subprocess.run(command, input=key.hex() + "\n", capture_output=True, text=True, timeout=limit,
-                                  cwd=Path(path).parent, errors="replace", env=_environment())
-            out, why = done.stdout, f"the process stopped (exit code {done.returncode})"
-        except subprocess.TimeoutExpired as expired:
-            out = expired.stdout.decode(errors="replace") if isinstance(expired.stdout, bytes) else (expired.stdout or "")
-            why = f"{_BACKSTOP} {limit:g} s"
-        _read(out, key, verdicts, notes)
-        missing = [i for i, c in enumerate(cells) if i >= start and c not in verdicts]
-        if not missing:
-            break
-        verdicts[cells[missing[0]]] = Verdict(False, why)
-        start = missing[0] + 1
-    return verdicts, list(dict.fromkeys(notes))
-
-
-def _environment() -> dict:
-    """The re-check's environment: the grader's, with nbgrader's word to the kernels, and without
-    the word that leaves the checks to the re-check (here they run)."""
-    from grader.kernel import APART_ENV
-
-    return RECHECK_ENV | {name: value for name, value in os.environ.items() if name != APART_ENV}
-
-
-def _read(out: str, key: bytes, verdicts: dict, notes: list) -> None:
-    """Reads a re-check process's report lines into `verdicts` and `notes`."""
-    for line in out.splitlines():
-        if not line.startswith("{\"ttt-recheck\""):
-            continue
-        try:
-            record = json.loads(line)["ttt-recheck"]
-        except (ValueError, KeyError, TypeError):
-            continue
-        if "cell" in record:
-            cell, passed = str(record["cell"]), bool(record.get("passed"))
-            if hmac.compare_digest(str(record.get("token", "")), _token(key, cell, passed, _shown(record))):
-                # the token vouches for every field, each as the re-check process wrote it (cut short there)
-                verdicts.setdefault(cell, Verdict(passed, **{field: type(default)(record.get(field, default))
-                                                             for field, default in Verdict._field_defaults.items()}))
-            else:
-                notes.append(f"cell {cell}: a verdict without the re-check's token was printed (forged)")
-        elif "note" in record:
-            notes.append(str(record["note"])[:300])
-
-
-# -- in the re-check process -------------------------------------------------------------------
-
-
-def _snapshot() -> dict:
-    """Returns what the submission may not change: each grader/ttt module's and builtins'
-    attributes, and each of their functions' code, defaults and globals' identity."""
-    import builtins
-
-    modules = {name: m for name, m in sys.modules.items()
-               if m is not None and (name.split(".")[0] in ("grader", "ttt") or name == "builtins")}
-    attrs = {name: dict(vars(m)) for name, m in modules.items()}
-    code = {}
-    for m in list(modules.values()) + [builtins]:
-        for value in list(vars(m).values()):
-            for f in [value, *(vars(value).values() if isinstance(value, type) else ())]:
-                f = getattr(f, "__func__", f)
-                if hasattr(f, "__code__"):
-                    code[id(f)] = (f, f.__code__, f.__defaults__, f.__kwdefaults__)
-    return {"modules": modules, "attrs": attrs, "code": code, "sys.modules": dict(modules)}
-
-
-def _restore(snapshot: dict) -> list[str]:
-    """Puts back what changed since the snapshot; returns what was changed."""
-    changed = []
-    for name, module in snapshot["sys.modules"].items():
-        if sys.modules.get(name) is not module:
-            changed.append(f"sys.modules[{name!r}]")
-            sys.modules[name] = module
-    for name, module in snapshot["modules"].items():
-        saved = snapshot["attrs"][name]
-        now = vars(module)
-        for attr in set(now) | set(saved):
-            if attr in ("__builtins__", "__warningregistry__", "_", "__", "___") or attr.startswith("_i"):
-                continue
-            if now.get(attr, _MISSING) is not saved.get(attr, _MISSING):
-                changed.append(f"{name}.{attr}")
-                if attr in saved:
-                    setattr(module, attr, saved[attr])
-                else:
-                    delattr(module, attr)
-    for f, code, defaults, kwdefaults in snapshot["code"].values():
-        if f.__code__ is not code or f.__defaults__ is not defaults or f.__kwdefaults__ is not kwdefaults:
-            changed.append(f"{getattr(f, '__module__', '?')}.{getattr(f, '__qualname__', '?')}")
-            f.__code__, f.__defaults__, f.__kwdefaults__ = code, defaults, kwdefaults
-    return sorted(set(changed))
-
-
-def _python(source: str) -> str:
-    """Returns a cell's source as plain Python (IPython's magics and shell escapes translated)."""
-    from IPython.core.inputtransformer2 import TransformerManager
-
-    return TransformerManager().transform_cell(source)
-
-
-def _tampering(tree: ast.Module) -> list[str]:
-    """Returns what a cell's code does to the way cells run or to other modules: names such as
-    ``ast_transformers`` or ``set_custom_exc``, assignments to an attribute of a module."""
+def _code_cells(path: Path) -> list[dict]:
+    """The code cells of the notebook at `path`, read as plain JSON (nbformat takes seconds to import)."""
+    with open(path, encoding="utf-8") as handle:
+        cells = json.load(handle).get("cells", [])
     found = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Attribute) and node.attr in SUSPICIOUS_CALLS:
-            found.append(f"uses {node.attr}")
-        elif isinstance(node, (ast.Assign, ast.AugAssign, ast.Delete)):
-            targets = node.targets if isinstance(node, (ast.Assign, ast.Delete)) else [node.target]
-            for t in targets:
-                if isinstance(t, ast.Attribute) and isinstance(t.value, (ast.Name, ast.Attribute)):
-                    base = ast.unparse(t.value)
-                    if base.split(".")[0] in ("grader", "ttt", "checks", "builtins", "sys") or base.startswith(("get_ipython",)):
-                        found.append(f"assigns {ast.unparse(t)}")
-        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "setattr":
-            found.append(f"calls {ast.unparse(node)[:80]}")
+    for cell in cells if isinstance(cells, list) else []:
+        if not isinstance(cell, dict) or cell.get("cell_type") != "code":
+            continue
+        source = cell.get("source", "")
+        meta = cell.get("metadata", {}).get("nbgrader", {}) if isinstance(cell.get("metadata"), dict) else {}
+        found.append({"source": "".join(source) if isinstance(source, list) else str(source),
+                      "meta": meta if isinstance(meta, dict) else {}})
     return found
 
 
-def _exact(value, depth: int = 0) -> str | None:
-    """Returns the name of a non-exact type in `value` (a subclass of a built-in type, e.g. a str
-    whose __eq__ is its own), or None if every part is a plain built-in value."""
-    kind = type(value)
-    if kind in EXACT:
-        return None
-    if kind in CONTAINERS or (isinstance(value, tuple) and kind.__module__.startswith("ttt")):
-        if depth > 4:
-            return None
-        items = list(value.items()) if kind is dict else list(value)
-        for item in items[:10_000]:
-            for part in (item if kind is dict else (item,)):
-                bad = _exact(part, depth + 1)
-                if bad:
-                    return bad
-        return None
-    bases = [b.__name__ for b in kind.__mro__[1:] if b in EXACT + CONTAINERS]
-    return f"{kind.__name__} (a subclass of {bases[0]})" if bases else None
+def _is_test(meta: dict) -> bool:
+    return bool(meta.get("grade")) and not meta.get("solution")
+
+
+def run(path: Path, *, release: Path, timeout: float = 120.0, launcher: Callable | None = None) -> tuple[dict[str, Verdict], list[str]]:
+    """Re-checks the test cells of the notebook at `path` (nbgrader's output, test cells restored)
+    with the lesson's own cells from the released notebook `release`; returns ({grade id: Verdict},
+    suspicious notes). The submission's definitions are loaded into a student server (``launcher``
+    starts it, in the sandbox), the test cells run here."""
+    from grader.remote import Remote, RemoteFailure, SandboxNotStarted, python_source
+
+    submitted = _code_cells(path)
+    lesson = _code_cells(release)
+    tests = {c["meta"].get("grade_id"): c["source"] for c in submitted if _is_test(c["meta"])}
+    handed = _handed(lesson)
+    # the submission's own cells (not its test cells: those are the grader's, and run here)
+    cells = [c["source"] for c in submitted if not _is_test(c["meta"])]
+    remote = Remote({"cells": cells, "cpu": timeout}, launcher=launcher, cwd=Path(path).parent, handed=handed)
+    notes = _reaching(submitted, lesson)
+    verdicts: dict[str, Verdict] = {}
+    try:
+        try:
+            remote.start()
+        except SandboxNotStarted:
+            raise
+        except RemoteFailure as error:  # its own top-level code ended the process: every test fails, saying so
+            said = (f"the notebook's code stopped the process it was loaded into ({error}), so none of its "
+                    "functions could be called")
+            return {g: Verdict(False, said, remote.take_output()[:OUTPUT_CHARS], "NotebookStopped", said) for g in tests}, notes
+        namespace = remote.namespace()
+        for cell in lesson:
+            meta = cell["meta"]
+            if meta.get("solution"):
+                continue  # the student's answer: loaded in the sandbox
+            if _is_test(meta):
+                grade_id = str(meta.get("grade_id"))
+                if grade_id in tests:
+                    verdicts[grade_id] = _run_test(python_source(tests[grade_id]), grade_id, namespace, remote, timeout)
+                continue
+            _define(python_source(cell["source"]), namespace, remote, timeout)
+        notes += [f"{note}: lying about its value? (graded on the plain value it holds)" for note in remote.subclasses]
+    finally:
+        remote.close()
+    return verdicts, list(dict.fromkeys(notes))
+
+
+def _handed(lesson: list[dict]) -> set[str]:
+    """The names the lesson's own cells import from the package: the functions handed to the student."""
+    from grader.remote import python_source
+
+    names: set[str] = set()
+    for cell in lesson:
+        if cell["meta"].get("solution") or _is_test(cell["meta"]):
+            continue
+        try:
+            tree = ast.parse(python_source(cell["source"]))
+        except SyntaxError:
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] in ("ttt", "grader"):
+                names.update(alias.asname or alias.name for alias in node.names)
+    return names
+
+
+def _define(source: str, namespace: dict, remote, timeout: float) -> None:
+    """Runs the definitions of one of the lesson's own cells here (imports, functions, classes,
+    assignments); the rest (plots, tournaments, widgets) is left out, as a failing statement is."""
+    from grader.remote import KEPT
+
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return
+    for statement in tree.body:
+        if not isinstance(statement, KEPT):
+            continue
+        try:
+            with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()), \
+                    remote.budget(timeout):
+                exec(compile(ast.Module(body=[statement], type_ignores=[]), "<lesson cell>", "exec"), namespace)
+        except Exception:  # noqa: BLE001  (a definition that fails is left out, as a failing cell's would be)
+            continue
+    remote.take_output()
 
 
 class _Printed(io.StringIO):
@@ -337,164 +287,67 @@ class _Printed(io.StringIO):
         return len(text)
 
 
-_CALLING = [False]  # True while one of the submission's functions runs
-
-
-def _guarded(function, notes: list):
-    """Returns `function` wrapped so that what it returns to the grader must be of an exact built-in type.
-
-    Only the outermost call is looked at: what the submission's functions return to each other
-    (minimax to itself, millions of times) never reaches one of the grader's comparisons, and
-    whatever they pass on to the grader is looked at when the outermost call returns it.
-    """
-    import functools
-
-    from grader.checks import CheckFailed
-
-    @functools.wraps(function)
-    def exact(*args, **kwargs):
-        if _CALLING[0]:  # called by the submission's own code: the grader never sees this value
-            return function(*args, **kwargs)
-        _CALLING[0] = True
-        try:
-            value = function(*args, **kwargs)
-        finally:
-            _CALLING[0] = False
-        bad = _exact(value)
-        if bad:
-            note = f"{function.__name__} returned a {bad}, not a plain built-in value"
-            if note not in notes:
-                notes.append(note)
-            raise CheckFailed(f"{note}: the grader compares plain values only (type(x) is str, not a subclass).")
-        return value
-
-    return exact
-
-
-def _main(path: str, start: int = 0, seconds: float = 120.0) -> None:
-    """In the fresh process: loads the submission's definitions cell by cell and runs its test
-    cells from the `start`-th on (the earlier ones were re-checked by an earlier process), each
-    for at most `seconds`."""
-    import signal
-
-    last_call: list = [None]  # the call of a submission's function a check made last, and its board
-
-    def ring(signum, frame):
-        # The checks' own out-of-time signal: a check lets it through rather than blaming the
-        # student's function for raising it. (Nothing else here: the reference may be switched off.)
-        from grader.checks.failures import _OutOfTime
-
-        raise _OutOfTime(f"the test used more than its {seconds:g} s of CPU time")
-
-    def out_of_time(error: BaseException) -> str:
-        """What a test cell stopped at its limit says: the call that was still running, its board drawn."""
-        from grader.checks.failures import _picture
-
-        if last_call[0] is None:
-            return str(error)
-        call, board = last_call[0]
-        return "\n".join([f"{error}, still in the call {call} (an endless loop, or a search that never ends?)", "",
-                          *_picture(board)])
-
-    key = bytes.fromhex(sys.stdin.readline().strip())
-    sys.stdin = open(os.devnull)
-
-    import importlib
-    import pkgutil
-
-    importlib.import_module("grader.checks")  # pristine, before any submission code
-    import ttt
-    from grader.checks import display
-    from grader.kernel import limit
-
-    display._APART = False  # here the checks run
+def _run_test(source: str, grade_id: str, namespace: dict, remote, timeout: float) -> Verdict:
+    """Runs one test cell here, the submission's functions called in the sandbox; returns its verdict."""
     from grader.checks import student
+    from grader.checks.failures import _OutOfTime, _picture
+
+    last_call: list = [None]
     student._NOTE[0] = lambda call, board: last_call.__setitem__(0, (call, board))
+    printed = _Printed()
+    passed, message, ename, evalue, hidden = True, "", "", "", False
+    try:
+        tree = compile(source, f"<test cell {grade_id}>", "exec")
+        with contextlib.redirect_stdout(printed), contextlib.redirect_stderr(printed), remote.budget(timeout):
+            exec(tree, namespace)
+    except BaseException as error:  # noqa: BLE001  (any error fails the test, as in nbgrader)
+        if isinstance(error, (KeyboardInterrupt, SystemExit)) and not hasattr(error, "remote_type"):
+            raise  # the grader itself is being stopped
+        stopped = isinstance(error, _OutOfTime)
+        if stopped:
+            said = str(error) or f"the test used more than its {timeout:g} s of CPU time"
+            if last_call[0] is not None:
+                call, board = last_call[0]
+                said = "\n".join([f"{said}, still in the call {call} (an endless loop, or a search that never ends?)", "",
+                                  *_picture(board)])
+            ename, evalue = OUT_OF_TIME, said[:2000]
+        else:
+            ename, evalue = getattr(error, "remote_type", None) or type(error).__name__, str(error)[:2000]
+        passed, message = False, f"{ename}: {evalue}"[:2000]
+        hidden = bool(getattr(error, "_hidden_check", False))
+    finally:
+        student._NOTE[0] = None
+    output = printed.getvalue()
+    theirs = remote.take_output()
+    if theirs:
+        output += ("" if not output or output.endswith("\n") else "\n") + theirs
+    return Verdict(passed, message, output[:OUTPUT_CHARS + 200], ename, evalue, hidden)
 
-    for package in (ttt,):  # the checks use no widget or picture
-        for module in pkgutil.walk_packages(package.__path__, package.__name__ + "."):
-            if not module.name.endswith("__main__") and not module.name.startswith(("ttt.widgets", "ttt.draw")):
-                try:
-                    importlib.import_module(module.name)
-                except Exception:  # noqa: BLE001  (a module this machine cannot import is not needed)
-                    pass
 
-    limit(memory_mb=MEMORY_MB)
-    report = sys.__stdout__.write
-    flush = sys.__stdout__.flush
-    snapshot = _snapshot()
-    with open(path, encoding="utf-8") as handle:  # plain JSON: nbformat takes seconds to import
-        cells = json.load(handle)["cells"]
-    namespace: dict = {"__name__": "__main__"}
-    notes: list[str] = []
-    own: set[str] = set()
-    graded = -1
+def _reaching(submitted: list[dict], lesson: list[dict]) -> list[str]:
+    """Returns a note for each cell of the submission (one the lesson does not have as it is) whose
+    code reaches for the process's machinery: frames, the garbage collector, signals, processes."""
+    from grader.remote import python_source
 
-    def say(**record) -> None:
-        report(json.dumps({"ttt-recheck": record}) + "\n")
-        flush()
-
-    for index, cell in enumerate(cells):
-        if cell.get("cell_type") != "code":
+    given = {c["source"].strip() for c in lesson}
+    notes = []
+    for index, cell in enumerate(submitted):
+        if cell["source"].strip() in given or _is_test(cell["meta"]):
             continue
-        meta = cell.get("metadata", {}).get("nbgrader", {})
-        where = meta.get("grade_id") or f"#{index}"
-        source = cell.get("source", "")
+        where = cell["meta"].get("grade_id") or f"#{index}"
         try:
-            tree = ast.parse(_python("".join(source) if isinstance(source, list) else source))
+            tree = ast.parse(python_source(cell["source"]))
         except SyntaxError:
             continue
-        if meta.get("grade") and not meta.get("solution"):
-            graded += 1
-            if graded < start:
-                continue
-            for name in own:  # the submission's functions must return exact built-in values
-                if callable(namespace.get(name)) and not hasattr(namespace[name], "__wrapped__"):
-                    namespace[name] = _guarded(namespace[name], notes)
-            passed, message, ename, evalue, hidden = True, "", "", "", False
-            last_call[0] = None
-            printed = _Printed()
-            previous = signal.signal(signal.SIGVTALRM, ring)  # CPU time: the same verdict on a busy machine
-            signal.setitimer(signal.ITIMER_VIRTUAL, seconds)  # (a visible test's own deadline uses ITIMER_PROF)
-            try:
-                with contextlib.redirect_stdout(printed), contextlib.redirect_stderr(printed):
-                    exec(compile(tree, f"<test cell {where}>", "exec"), namespace)
-            except BaseException as error:  # noqa: BLE001  (any error fails the test, as in nbgrader)
-                stopped = type(error).__name__ == "_OutOfTime"
-                said = out_of_time(error) if stopped else f"{type(error).__name__}: {error}"
-                passed, message = False, said[:2000]
-                ename, evalue = (OUT_OF_TIME, said[:2000]) if stopped else (type(error).__name__, str(error)[:2000])
-                hidden = bool(getattr(error, "_hidden_check", False))
-            finally:
-                signal.setitimer(signal.ITIMER_VIRTUAL, 0)
-                signal.signal(signal.SIGVTALRM, previous)
-            changed = _restore(snapshot)
-            if changed:
-                passed, hidden = False, False
-                message = message or f"the grader was changed while the test ran: {', '.join(changed[:5])}"
-                ename, evalue = ename or "GraderChanged", evalue or message
-                notes.append(f"cell {where}: the submission changed {', '.join(changed[:5])} while the test ran (put back)")
-            record = {"cell": where, "passed": passed, "message": message, "output": printed.getvalue(),
-                      "ename": ename, "evalue": evalue, "hidden": hidden}
-            say(**record, token=_token(key, where, passed, _shown(record)))
-            continue
-        for what in _tampering(tree):
-            notes.append(f"cell {where} {what}")
-        for statement in tree.body:
-            if not isinstance(statement, KEPT):
-                continue
-            try:
-                exec(compile(ast.Module(body=[statement], type_ignores=[]), f"<cell {where}>", "exec"), namespace)
-            except BaseException:  # noqa: BLE001  (a definition that fails is left out, as a failing cell's would be)
-                continue
-            if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                own.add(statement.name)
-        changed = _restore(snapshot)
-        if changed:
-            notes.append(f"cell {where} changed {', '.join(changed[:5])} (put back before the tests)")
-    for note in dict.fromkeys(notes):
-        say(note=note)
-
-
-if __name__ == "__main__":
-    _main(sys.argv[1], int(sys.argv[2]) if len(sys.argv) > 2 else 0, float(sys.argv[3]) if len(sys.argv) > 3 else 120.0)
+        found = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Attribute) and node.attr in REACHING:
+                found.add(f"{node.attr} ({REACHING[node.attr]})")
+            elif isinstance(node, (ast.Import, ast.ImportFrom)):
+                modules = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+                found.update(f"{m} ({REACHING_MODULES[m.split('.')[0]]})" for m in modules if m.split(".")[0] in REACHING_MODULES)
+            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("setattr", "__import__", "exec", "eval"):
+                found.add(f"{node.func.id}()")
+        if found:
+            notes.append(f"cell {where} reaches for {', '.join(sorted(found)[:5])}")
+    return notes

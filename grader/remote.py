@@ -47,6 +47,8 @@ import types
 from pathlib import Path
 from typing import Any, Callable, Collection, Iterator, Optional
 
+from grader.checks.failures import _OutOfTime
+
 MAX_MESSAGE = 16 * 2**20  # bytes of one message, either way
 MAX_DEPTH = 100  # nesting of containers in one message
 MAX_VALUE = 100_000  # bytes of a global passed as a value when a submission is loaded
@@ -84,18 +86,25 @@ class RemoteFailure(BaseException):
     """
 
 
-class RemoteTimeout(RemoteFailure):
-    """A call used more than its CPU time (the server stopped it, or it was killed from outside)."""
+class RemoteTimeout(RemoteFailure, _OutOfTime):
+    """A call used more than its CPU time (the server stopped it, or it was killed from outside).
+    The checks take it as they take their own time limit (``_OutOfTime``)."""
 
 
-class RemoteStalled(RemoteFailure):
-    """The server made no CPU progress for the stall period (sleeping, or waiting on something)."""
+class RemoteStalled(RemoteFailure, _OutOfTime):
+    """The server made no CPU progress for the stall period (sleeping, or waiting on something);
+    the checks take it as a time limit too."""
 
 
 class RemoteDied(RemoteFailure):
     """The server's process ended (``status`` is its exit status, negative for a signal) or closed its pipe."""
 
     status: Optional[int] = None
+
+
+class SandboxNotStarted(RemoteFailure):
+    """The server never answered its first word (before any of the submission's code ran): the
+    machine could not start it (no sandbox, no processes left), which is never the submission's doing."""
 
 
 class RemoteProtocolError(RemoteFailure):
@@ -573,8 +582,9 @@ class _Server:
     def handle(self, message: dict) -> dict:
         """Returns the reply to one operation."""
         op = message.get("op")
-        handler = {"load": self.load, "call": self.call, "set": self.set, "clear_caches": self.clear_caches,
-                   "reload": self.reload, "refuse": self.refuse}.get(op if isinstance(op, str) else "")
+        handler = {"hello": lambda message: {"hello": True}, "load": self.load, "call": self.call, "set": self.set,
+                   "clear_caches": self.clear_caches, "reload": self.reload,
+                   "refuse": self.refuse}.get(op if isinstance(op, str) else "")
         if handler is None:
             return {"error": f"no such operation: {_glimpse(op)}"}
         try:
@@ -1145,6 +1155,9 @@ class Remote:
         self._callbacks: dict[int, Callable] = {}
         self._callback_ids: dict[int, int] = {}
         self._cpu_limits: list[Optional[float]] = []
+        self._budgets: list[tuple[float, float]] = []  # (CPU seconds used when the budget began, its seconds)
+        self._cpu_base = 0.0  # CPU seconds of the servers before this one (restarts)
+        self._cpu_last = (0.0, -1.0)  # (this server's CPU seconds, when they were read)
         self._traps: list[Optional[str]] = []
         self._relays: list[list[BaseException]] = []
         self._output = bytearray()
@@ -1193,6 +1206,8 @@ class Remote:
 
     def _launch(self) -> None:
         self._generation += 1
+        self._cpu_base += self._cpu_last[0]
+        self._cpu_last = (0.0, -1.0)
         self._dead = None
         to_read, to_write = os.pipe()
         from_read, from_write = os.pipe()
@@ -1217,6 +1232,12 @@ class Remote:
         self._poller.register(from_read, select.POLLIN)
         if "out" in self._fds:
             self._poller.register(self._fds["out"], select.POLLIN)
+        try:
+            hello = self._request({"op": "hello"}, cpu=None, start=False)
+        except RemoteFailure as error:
+            raise SandboxNotStarted(f"{error}: {self.take_output().strip()[-300:]}") from None
+        if hello.get("hello") is not True:
+            raise self._fail(RemoteProtocolError(f"the first word was answered with {_glimpse(hello)}"))
         reply = self._request({"op": "load", **self.load}, cpu=self.load.get("cpu"), start=False)
         names = reply.get("names")
         if not isinstance(names, list):
@@ -1330,9 +1351,38 @@ class Remote:
         finally:
             self._traps.pop()
 
+    @contextlib.contextmanager
+    def budget(self, seconds: float) -> Iterator[None]:
+        """Inside the block, the calls may use `seconds` of CPU time in all (each call at most what is
+        left, under its own limit too); a call made when none is left raises RemoteTimeout."""
+        self._budgets.append((self.cpu_seconds(), float(seconds)))
+        try:
+            yield
+        finally:
+            self._budgets.pop()
+
+    def cpu_seconds(self, *, fresh: bool = True) -> float:
+        """Returns the CPU seconds the student servers have used so far (restarted ones included);
+        `fresh` False may answer from a reading up to 50 ms old."""
+        reading, when = self._cpu_last
+        now = time.monotonic()
+        if (fresh or now - when > 0.05) and self._popen is not None and self._watcher is not None:
+            with contextlib.suppress(Exception):
+                reading = max(reading, self._watcher.cpu_seconds())
+            self._cpu_last = (reading, now)
+        return self._cpu_base + reading
+
     def _call_limit(self) -> Optional[float]:
         limit = self._cpu_limits[-1] if self._cpu_limits else None
-        return self.cpu if limit is None else limit
+        limit = self.cpu if limit is None else limit
+        if self._budgets:
+            used = self.cpu_seconds(fresh=False)
+            for began, seconds in self._budgets:
+                left = seconds - (used - began)
+                if left <= 0:
+                    raise RemoteTimeout(f"the test used more than its {seconds:g} s of CPU time")
+                limit = left if limit is None else min(limit, left)
+        return limit
 
     # calls
 

@@ -155,8 +155,10 @@ def _free_uid() -> int:
 
 
 def _chown_tree(top: Path, uid: int) -> None:
-    """Give the folder `top` and everything in it to `uid` (group too), never following a symbolic link."""
+    """Give the folder `top` and everything in it to `uid` (group too), never following a symbolic link; `top`
+    keeps search permission for others, so that bwrap (root without its capabilities) can enter it."""
     os.chown(top, uid, uid, follow_symlinks=False)
+    os.chmod(top, os.stat(top).st_mode & 0o7777 | 0o711)
     for folder, subfolders, files in os.walk(top):
         for name in subfolders + files:
             os.chown(os.path.join(folder, name), uid, uid, follow_symlinks=False)

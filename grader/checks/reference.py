@@ -32,6 +32,12 @@ def _label(function: Callable) -> str:
     return f"{'grader.checks' if module.startswith('grader.checks.') else module}.{function.__qualname__}"
 
 
+def _remote_of(function: Any) -> Any:
+    """Return the sandbox a submission's function runs in (``grader.remote``), or None for a function of this process."""
+    remote = getattr(function, "remote", None) if type(function).__name__ == "RemoteFunction" else None
+    return remote if remote is not None and hasattr(remote, "traps") else None
+
+
 def _plain(function: Any) -> Any:
     """Return the Python function under an lru_cache or staticmethod wrapper."""
     while hasattr(function, "__wrapped__"):
@@ -295,7 +301,12 @@ def _has_contents(cell: Any) -> bool:
 
 
 def _refuse_reference(function: Callable, name: str, kind: str) -> None:
-    """Raise CheckFailed if `function` is, or uses, something of the package this check forbids."""
+    """Raise CheckFailed if `function` is, or uses, something of the package this check forbids
+    (for a function in a sandbox, as the sandbox finds it: a hint, which its code could fool)."""
+    remote = _remote_of(function)
+    if remote is not None:
+        remote.refuse(function, name, kind)
+        return
     refused = forbidden(kind)
     if id(_plain(function)) in refused:
         raise CheckFailed(

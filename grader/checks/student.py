@@ -22,7 +22,7 @@ from grader.checks.failures import (
     _text_or_none, _type_name,
 )
 from grader.checks.reference import (
-    _ALLOWED, _forbidden_objects, _plain, _reference_off, _refuse_reference, _used_reference,
+    _ALLOWED, _forbidden_objects, _plain, _reference_off, _refuse_reference, _remote_of, _used_reference,
 )
 
 
@@ -48,6 +48,19 @@ def _not_an_exception(error: BaseException) -> str:
             f"Raise an Exception instead, for example raise ValueError(\"...\").")
 
 
+class _ProcessEnded(BaseException):
+    """Stands for ``grader.remote.RemoteDied`` until the sandbox's module is imported (never raised)."""
+
+
+def _process_ended() -> tuple:
+    """Return the exceptions a function in a sandbox raises when its process ended under it, or
+    answered with something that is no answer (the process is then ended)."""
+    import sys
+
+    remote = sys.modules.get("grader.remote")
+    return (remote.RemoteDied, remote.RemoteProtocolError) if remote is not None else (_ProcessEnded,)
+
+
 class _Student:
     """Calls to one student function, guarded: the reference off, exceptions told plainly."""
 
@@ -57,7 +70,8 @@ class _Student:
         self.function = function
         self.name = name
         self.kind = kind or name
-        self.forbidden = [] if _ALLOWED[-1] else _forbidden_objects(self.kind)
+        self.remote = _remote_of(function)  # a function in a sandbox: the reference is switched off there
+        self.forbidden = [] if _ALLOWED[-1] or self.remote is not None else _forbidden_objects(self.kind)
         if not _ALLOWED[-1]:
             _refuse_reference(function, name, self.kind)
 
@@ -66,7 +80,7 @@ class _Student:
         an unwritten stub are told as such (CheckFailed, NotImplementedError); whatever else the
         function raises is raised as it is, for the caller to judge."""
         try:
-            with _reference_off(self.forbidden):
+            with self.remote.traps(None if _ALLOWED[-1] else self.kind) if self.remote else _reference_off(self.forbidden):
                 return self.function(*args)
         except ReferenceCalled as called:
             raise _used_reference(self.name, str(called)) from None
@@ -83,6 +97,9 @@ class _Student:
             return self.raw(*args)
         except (CheckFailed, NotImplementedError):
             raise
+        except _process_ended() as ended:  # the function ended the sandbox's process it ran in (os._exit, a crash)
+            raise _fail(call, board, f"stopped the process it ran in ({ended}) instead of returning an answer",
+                        checked=checked, kind="stopped the process") from None
         except SystemExit as exiting:
             raise _fail(call, board, f"exited (SystemExit: {exiting}) instead of returning an answer", checked=checked) from None
         except RecursionError:
@@ -228,6 +245,7 @@ def _stand_in(name: str) -> Callable:
         return set(answer) if name == "actions" else answer
 
     cs50_function.__name__ = cs50_function.__qualname__ = name
+    cs50_function._sandbox_local = (__name__, "_stand_in", (name,))  # in a sandbox, built there: no call comes back here
     return cs50_function
 
 
@@ -391,6 +409,10 @@ def _fresh(function: Callable, name: str) -> Callable:
     every ``functools.lru_cache`` in its namespace cleared (a notebook's own dict memo is left as it is)."""
     if _FRESH[0] is not None:
         return _FRESH[0](name)
+    remote = _remote_of(function)
+    if remote is not None:
+        remote.clear_caches()
+        return function
     for value in list((getattr(_plain(function), "__globals__", None) or {}).values()):
         clear = getattr(value, "cache_clear", None)
         if callable(clear) and hasattr(value, "cache_info"):

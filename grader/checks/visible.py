@@ -5,12 +5,13 @@ work to the reference fails here with the hidden check's message.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import functools
 import re
 import sys
 import traceback
-from typing import Any, Callable, Iterable, Optional
+from typing import Any, Callable, Iterable, Iterator, Optional
 
 import ttt.tictactoe as ref
 from ttt.games import classic
@@ -22,7 +23,7 @@ from grader.checks.failures import (
 )
 from grader.checks.reference import (
     REFERENCE, _ALLOWED, _KIND_OF_NAME, _forbidden_objects, _plain, _reference_off, _refuse_reference,
-    _used_reference,
+    _remote_of, _used_reference,
 )
 from grader.checks.student import _action, _board, _index_or_none, substituted
 from grader.checks.display import _install_display
@@ -90,7 +91,20 @@ def _refuse_visibly(function: Any, name: str, kind: Optional[str]) -> list[Calla
         _refuse_reference(function, name, kind)
     except CheckFailed as error:
         raise _visible(error) from None
-    return _forbidden_objects(kind)
+    return [] if _remote_of(function) is not None else _forbidden_objects(kind)
+
+
+@contextlib.contextmanager
+def _limits(function: Any, seconds: Optional[float], kind: Optional[str]) -> Iterator[None]:
+    """Inside the block, a call of `function` may use `seconds` of CPU time, with the reference of
+    the check `kind` switched off where the function runs (in its sandbox, or here)."""
+    remote = _remote_of(function)
+    if remote is None:
+        with _deadline(seconds), _reference_off([] if kind is None or _ALLOWED[-1] else _forbidden_objects(kind)):
+            yield
+        return
+    with remote.cpu_limit(seconds), remote.traps(None if _ALLOWED[-1] else kind):
+        yield
 
 
 def returned(function: Callable, board: Any, *args: Any, call: Optional[str] = None, seconds: Optional[float] = None,
@@ -107,11 +121,11 @@ def returned(function: Callable, board: Any, *args: Any, call: Optional[str] = N
     __tracebackhide__ = True  # noqa: F841
     call = call or f"{getattr(function, '__name__', 'the function')}({', '.join(['board', *map(repr, args)])})"
     name, graded = _graded_as(call)
-    off = _refuse_visibly(function, name, graded)
+    _refuse_visibly(function, name, graded)
     before = copy.deepcopy(board)
     picture = before if drawn is None else drawn
     try:
-        with _deadline(seconds), _reference_off(off):
+        with _limits(function, seconds, graded):
             got = function(board, *args)
     except NotImplementedError as stub:
         raise _not_written(name, stub) from None
@@ -188,7 +202,7 @@ def prunes(function: Callable, state: Any, depth: int, *, seconds: float = 10) -
         return None
     counting = _CountingPlays(game)
     try:
-        with substituted(namespace, game=counting), _deadline(seconds):
+        with substituted(namespace, game=counting), _limits(function, seconds, None):
             function(state, depth)
     except (Exception, _OutOfTime):  # noqa: BLE001  (the visible tests say what is wrong; here: unknown)
         return None
