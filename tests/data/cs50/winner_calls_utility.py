@@ -1,8 +1,9 @@
 """utility follows the CS50 text's typo (an O win scores 1) and winner is built on utility: winner and minimax
-are correct with the CS50 utility, wrong as written because of the student's own utility.
+are correct with the CS50 utility, wrong as written because of the student's own utility. minimax calls the
+student's winner too, but that winner passes its own check, so only utility is named.
 
 expect: initial_state=pass player=pass actions=pass result=pass winner=pass terminal=pass utility=fail minimax=pass
-broken-by: winner=utility minimax=utility,winner
+broken-by: winner=utility minimax=utility
 message: utility=wrong utility
 """
 
