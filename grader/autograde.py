@@ -293,6 +293,8 @@ def _stop_kernels(spare_too: bool = False) -> None:
     """Stops every process this worker's kernels started (detached ones included: they carry
     the kernel's variables, and orphans come back to this subreaper), and the kernels
     themselves but the spare one (``spare_too``: that as well), and removes their private folders."""
+    import tempfile
+
     from grader import execute
     from grader.kernel import KERNEL_ENV, KERNELS_ENV
 
@@ -302,10 +304,10 @@ def _stop_kernels(spare_too: bool = False) -> None:
     me = str(os.getpid())
     stop_processes(lambda pid, ppid, env: str(pid) not in spare and env.get(KERNEL_ENV) not in spare
                    and (env.get(WORKER_ENV) == me or str(ppid) == me))
+    for folder in Path(tempfile.gettempdir()).glob("unit-*"):  # this worker's re-check copies, their sandboxes gone
+        shutil.rmtree(folder, ignore_errors=True)
     kernels = os.environ.get(KERNELS_ENV)
     if kernels:
-        for folder in Path(kernels).glob("unit-*"):  # the re-check's scratch copies, their sandboxes gone
-            shutil.rmtree(folder, ignore_errors=True)
         for folder in Path(kernels).glob("kernel-*"):
             if folder.name.removeprefix("kernel-") not in spare and not _alive(folder.name.removeprefix("kernel-")):
                 shutil.rmtree(folder, ignore_errors=True)

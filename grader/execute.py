@@ -33,6 +33,7 @@ import os
 import shutil
 import signal
 import threading
+import time
 from pathlib import Path
 
 from jupyter_client.manager import AsyncKernelManager
@@ -66,10 +67,11 @@ def timeout_message(seconds: float) -> str:
             "and was stopped.")
 
 
-def stall_message(seconds: float) -> str:
-    """Returns what a student is told about a cell stopped because it made no progress."""
-    return (f"This cell was stopped: it made no progress for {seconds:g} seconds (it was sleeping or waiting for "
-            "something that never came, not computing).")
+def stall_message(seconds: float, *, ran: bool) -> str:
+    """Returns what a student is told about a cell stopped, or not run, because the notebook's cells
+    had waited without computing (slept, or waited for something that never came) for `seconds` in all."""
+    return (f"The notebook's cells spent {seconds:g} seconds waiting without computing (sleeping, or waiting for "
+            "something that never came), the most a notebook may: this cell was " + ("stopped." if ran else "not run."))
 
 
 def notebook_limit_message(seconds: float, *, ran: bool) -> str:
@@ -124,6 +126,7 @@ class SafeExecute(Execute):
         self._broken = ""
         self._output_bytes: dict[int, int] = {}
         self._cpu_used = 0.0  # CPU seconds the notebook's cells have used so far
+        self._idle = 0.0  # wall seconds its cells have spent idle (sleeping, waiting) so far
         self._last_test = len(nb.cells) if self.run_after_last_test else max(
             (i for i, c in enumerate(nb.cells) if c.cell_type == "code" and is_grade(c)), default=-1)
         try:
@@ -159,30 +162,30 @@ class SafeExecute(Execute):
             stopped = watch.stopped
         except DeadKernelError:
             stopped = watch.stopped
-            if stopped == "cpu" and at_notebook_limit:
-                cell.outputs.append(error_output(NOTEBOOK_LIMIT, notebook_limit_message(self.notebook_timeout, ran=True)))
-                self._broken = notebook_limit_message(self.notebook_timeout, ran=False)
-                return cell, resources
-            if stopped:
-                said = timeout_message(limit) if stopped == "cpu" else stall_message(self.stall_timeout)
-                cell.outputs.append(error_output("CellTimeoutError", f"{said} It did not stop when interrupted: a fresh "
-                                                 "kernel ran the cells above again for the rest."))
-            else:
+            if not stopped:
                 cell.outputs.append(error_output(
                     "KernelDied", "the kernel stopped while running this cell (os._exit, a crash, "
                     "or it ran out of memory); a fresh kernel ran the cells above again for the rest."))
-            self._recover("the kernel died again" if not stopped else "a cell was stopped again")
-            return cell, resources
+                self._recover("the kernel died again")
+                return cell, resources
+            killed = True
+        else:
+            killed = False
         finally:
             self._cpu_used += watch.used
-        if stopped:  # interrupted: the kernel left a KeyboardInterrupt; say plainly why
+            self._idle += watch.idle
+        if stopped:  # interrupted (the kernel left a KeyboardInterrupt), or ended: say plainly why
             cell.outputs = [o for o in cell.outputs if not (o.output_type == "error" and o.ename == "KeyboardInterrupt")]
-            if stopped == "cpu" and at_notebook_limit:
-                cell.outputs.append(error_output(NOTEBOOK_LIMIT, notebook_limit_message(self.notebook_timeout, ran=True)))
-            elif stopped == "cpu":
-                cell.outputs.append(error_output("CellTimeoutError", timeout_message(limit)))
-            else:
-                cell.outputs.append(error_output("CellTimeoutError", stall_message(self.stall_timeout)))
+            if stopped == "stall" or at_notebook_limit:  # the notebook's own limit: the cells after it are not run
+                said = stall_message(self.stall_timeout, ran=True) if stopped == "stall" else \
+                    notebook_limit_message(self.notebook_timeout, ran=True)
+                cell.outputs.append(error_output(NOTEBOOK_LIMIT, said))
+                self._broken = said.replace("was stopped.", "was not run.")
+                return cell, resources
+            cell.outputs.append(error_output("CellTimeoutError", timeout_message(limit) + (
+                " It did not stop when interrupted: a fresh kernel ran the cells above again for the rest." if killed else "")))
+            if killed:
+                self._recover("a cell was stopped again")
         elif not (is_grade(cell) and not is_solution(cell)):
             self._done.append(index)  # run again after a restart (test cells only check: not them)
         return cell, resources
@@ -225,7 +228,7 @@ class SafeExecute(Execute):
         it does not stop then. The context's ``stopped`` says why ("cpu", "stall" or "")."""
         from grader.sandbox import Tree
 
-        return _Watch(Tree(self.km.provisioner.pid), cpu_seconds, self.stall_timeout)
+        return _Watch(Tree(self.km.provisioner.pid), cpu_seconds, max(0.0, self.stall_timeout - self._idle))
 
     # -- kernels ---------------------------------------------------------------------------
 
@@ -304,14 +307,18 @@ class SafeExecute(Execute):
 
 
 class _Watch:
-    """Watches a kernel's process tree while a cell runs (a context manager): past its CPU limit,
-    or without CPU progress for the stall period, the kernel is interrupted; if the cell still
-    does not end, the kernel is ended (the cell's client then sees it dead). ``stopped`` says why
-    ("cpu", "stall" or ""), ``used`` the CPU seconds the cell used."""
+    """Watches a kernel's process tree while a cell runs (a context manager). Past its CPU limit,
+    or once the notebook has spent its allowance of idle time (wall time in which the kernel made
+    no CPU progress: it slept or waited), the kernel is interrupted; if the cell still does not
+    end, the kernel is ended (the cell's client then sees it dead). ``stopped`` says why ("cpu",
+    "stall" or ""), ``used`` the CPU seconds and ``idle`` the idle seconds the cell used."""
 
-    def __init__(self, tree, cpu_seconds: float | None, stall_seconds: float) -> None:
-        self.tree, self.cpu_seconds, self.stall_seconds = tree, cpu_seconds, stall_seconds
-        self.stopped, self.used = "", 0.0
+    POLL = 0.25  # seconds between looks at the kernel's CPU time
+    IDLE_RATE = 0.01  # below this share of one core, a look finds the kernel idle
+
+    def __init__(self, tree, cpu_seconds: float | None, idle_seconds: float) -> None:
+        self.tree, self.cpu_seconds, self.idle_seconds = tree, cpu_seconds, idle_seconds
+        self.stopped, self.used, self.idle = "", 0.0, 0.0
         self._done = threading.Event()
         self._thread = threading.Thread(target=self._watch, daemon=True)
 
@@ -323,19 +330,36 @@ class _Watch:
     def __exit__(self, *exc) -> None:
         self._done.set()
         self._thread.join()
-        self.used = max(0.0, self.tree.cpu_seconds() - self._start) if self.tree.alive() else self.used
+        if self.tree.alive():
+            self.used = max(self.used, self.tree.cpu_seconds() - self._start)
 
     def _watch(self) -> None:
-        from grader.sandbox import run_limited
-
-        why = run_limited(self.tree, cpu_seconds=self.cpu_seconds, stall_seconds=self.stall_seconds, done=self._done.is_set)
-        if why not in ("cpu", "stall"):
+        why = self._until_limit()
+        if not why:
             return
         self.stopped = why
-        self.used = max(0.0, self.tree.cpu_seconds() - self._start)
         _interrupt(self.tree)
+        from grader.sandbox import run_limited
+
         if run_limited(self.tree, cpu_seconds=GRACE_CPU, stall_seconds=GRACE_STALL, done=self._done.is_set) is not None:
             self.tree.kill()
+
+    def _until_limit(self) -> str:
+        """Waits until the cell ends (returns "") or reaches a limit (returns "cpu" or "stall")."""
+        last, then = self._start, time.monotonic()
+        while not self._done.wait(self.POLL):
+            if not self.tree.alive():
+                return ""
+            used, now = self.tree.cpu_seconds(), time.monotonic()
+            self.used = used - self._start
+            if self.cpu_seconds is not None and self.used > self.cpu_seconds:
+                return "cpu"
+            if used - last < self.IDLE_RATE * (now - then):
+                self.idle += now - then
+                if self.idle >= self.idle_seconds:
+                    return "stall"
+            last, then = used, now
+        return ""
 
 
 def _interrupt(tree) -> None:

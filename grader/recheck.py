@@ -78,21 +78,16 @@ def student_launcher(*, memory_mb: int | None = None, under: Path | None = None)
     """Returns the launcher a submission's student server is started with (``grader.remote``): in a
     sandbox of its own (``grader.sandbox``) whose only writable folder is a scratch copy of the
     unit's folder (the submission's own files, which its code may import or read), made under
-    `under` (default: the run's scratch folder, else the system's)."""
-    import os
-    import shutil
+    `under` (default: the temporary folder, a grading worker's own)."""
     import tempfile
 
-    from grader.kernel import KERNELS_ENV
-    from grader.sandbox import Limits, Sandbox
+    from grader.sandbox import Limits, Sandbox, copy_folder
 
     limits = Limits(memory_mb=memory_mb) if memory_mb else Limits()
 
     def launch(argv, *, cwd, **popen_kwargs):
-        scratch = Path(tempfile.mkdtemp(prefix="unit-", dir=under or os.environ.get(KERNELS_ENV) or None))
-        for item in Path(cwd).iterdir():
-            if item.is_file() and item.stat().st_size <= 32 * 2**20:
-                shutil.copy2(item, scratch / item.name)
+        scratch = Path(tempfile.mkdtemp(prefix="unit-", dir=under))
+        copy_folder(Path(cwd), scratch)
         return Sandbox([scratch], env={**RECHECK_ENV}, limits=limits).popen(argv, cwd=scratch, **popen_kwargs)
 
     return launch
@@ -291,6 +286,7 @@ def _run_test(source: str, grade_id: str, namespace: dict, remote, timeout: floa
     """Runs one test cell here, the submission's functions called in the sandbox; returns its verdict."""
     from grader.checks import student
     from grader.checks.failures import _OutOfTime, _picture
+    from grader.remote import RemoteStalled
 
     last_call: list = [None]
     student._NOTE[0] = lambda call, board: last_call.__setitem__(0, (call, board))
@@ -304,6 +300,8 @@ def _run_test(source: str, grade_id: str, namespace: dict, remote, timeout: floa
         if isinstance(error, (KeyboardInterrupt, SystemExit)) and not hasattr(error, "remote_type"):
             raise  # the grader itself is being stopped
         stopped = isinstance(error, _OutOfTime)
+        if isinstance(error, RemoteStalled):  # it waits without end: the next calls get little patience
+            remote.stall_seconds = min(remote.stall_seconds, 5.0)
         if stopped:
             said = str(error) or f"the test used more than its {timeout:g} s of CPU time"
             if last_call[0] is not None:
@@ -331,6 +329,17 @@ def _reaching(submitted: list[dict], lesson: list[dict]) -> list[str]:
 
     given = {c["source"].strip() for c in lesson}
     notes = []
+    imported = set()  # the names the submission's imports bind (modules, and what it takes from ttt and grader)
+    for cell in submitted:
+        try:
+            tree = ast.parse(python_source(cell["source"]))
+        except SyntaxError:
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                imported.update((a.asname or a.name).split(".")[0] for a in node.names)
+            elif isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] in ("ttt", "grader"):
+                imported.update(a.asname or a.name for a in node.names)
     for index, cell in enumerate(submitted):
         if cell["source"].strip() in given or _is_test(cell["meta"]):
             continue
@@ -348,6 +357,13 @@ def _reaching(submitted: list[dict], lesson: list[dict]) -> list[str]:
                 found.update(f"{m} ({REACHING_MODULES[m.split('.')[0]]})" for m in modules if m.split(".")[0] in REACHING_MODULES)
             elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("setattr", "__import__", "exec", "eval"):
                 found.add(f"{node.func.id}()")
+            elif isinstance(node, (ast.Assign, ast.AugAssign, ast.Delete)):
+                for target in node.targets if isinstance(node, (ast.Assign, ast.Delete)) else [node.target]:
+                    root = target
+                    while isinstance(root, (ast.Attribute, ast.Subscript)):
+                        root = root.value
+                    if target is not root and isinstance(root, ast.Name) and root.id in imported:
+                        found.add(f"{ast.unparse(target)[:60]} (a module's own names)")
         if found:
             notes.append(f"cell {where} reaches for {', '.join(sorted(found)[:5])}")
     return notes

@@ -421,6 +421,16 @@ def run_limited(tree: Tree, *, cpu_seconds: float | None, stall_seconds: float =
         time.sleep(poll)
 
 
+def copy_folder(source: Path, target: Path, *, most_bytes: int = 32 * 2**20) -> None:
+    """Copies the regular files of `source` (not its subfolders, never following a symbolic link,
+    none larger than `most_bytes`) into the new folder `target`: a unit's files, for a sandbox to
+    work on while the originals stay as they were."""
+    target.mkdir(parents=True, exist_ok=True)
+    for entry in os.scandir(source):
+        if entry.is_file(follow_symlinks=False) and entry.stat(follow_symlinks=False).st_size <= most_bytes:
+            shutil.copyfile(entry.path, target / entry.name, follow_symlinks=False)
+
+
 def kernel_main(args: Sequence[str]) -> None:
     """Replace this process with a Jupyter kernel in a sandbox; returns only by raising.
 
@@ -445,8 +455,10 @@ def kernel_main(args: Sequence[str]) -> None:
     run = Path(options.connection_file).resolve().parent
     env = {name: value for name, value in os.environ.items()
            if (name.startswith(KERNEL_ENV_PREFIXES) or name in KERNEL_ENV_NAMES) and name not in KERNEL_ENV_DROPPED}
-    sandbox = Sandbox([cwd] if run == cwd else [cwd, run], env=env, limits=Limits(memory_mb=options.memory_mb))
-    command = sandbox.command(argv, cwd=cwd)
+    work = run / "work"  # the kernel works in a copy of the notebook's folder: what it writes stays there
+    copy_folder(cwd, work)
+    sandbox = Sandbox([run], env=env, limits=Limits(memory_mb=options.memory_mb))
+    command = sandbox.command(argv, cwd=work)
     sandbox._set_limits()
     os.execv(command[0], command)
 

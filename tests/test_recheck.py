@@ -1,13 +1,13 @@
-"""The re-check apart from the notebook (``grader.recheck``), run directly on small notebooks in
-its real subprocess: it sees the grading environment the kernel sees, and it judges the values the
-submission hands to the grader, not those its functions pass to each other. Then in ttt-grader,
-with real nbgrader and kernels: the hidden checks run in the re-check only, and what they find is
-what the autograded notebook and the feedback show."""
+"""The re-check apart from the notebook (``grader.recheck``), run directly on small notebooks: the
+submission's definitions in a student server, the test cells here. It sees the grading environment
+the kernel sees, and it judges the plain values the submission's functions hand to the grader: a
+lying subclass arrives as the plain value it holds. Then in ttt-grader, with real nbgrader and
+kernels: the hidden checks run in the re-check only, and what they find is what the autograded
+notebook and the feedback show."""
 
 from __future__ import annotations
 
 import sys
-from collections import Counter
 from pathlib import Path
 
 import nbformat
@@ -16,7 +16,7 @@ import pytest
 from grader.autograde import autograde
 from grader.checks.display import APART
 from grader.course_ops import feedback
-from grader.recheck import run
+from grader.recheck import run, student_launcher
 
 sys.path.insert(0, str(Path(__file__).parent))
 import grading_course as gc  # noqa: E402
@@ -25,44 +25,47 @@ pytestmark = pytest.mark.slow
 
 
 def notebook(tmp_path, definitions: str, tests: dict[str, str]):
-    """Writes a notebook: one solution cell of `definitions`, then a graded test cell per entry."""
-    cells = [nbformat.v4.new_code_cell(definitions, metadata={"nbgrader": {
-        "solution": True, "grade": False, "grade_id": "answer", "locked": False, "schema_version": 3}})]
-    for grade_id, source in tests.items():
-        cells.append(nbformat.v4.new_code_cell(source, metadata={"nbgrader": {
-            "solution": False, "grade": True, "grade_id": grade_id, "points": 1, "locked": True, "schema_version": 3}}))
-    path = tmp_path / "submission.ipynb"
-    nbformat.write(nbformat.v4.new_notebook(cells=cells), path)
-    return path
+    """Writes a submission (one solution cell of `definitions`, then a graded test cell per entry)
+    and its lesson's release (the same with the answer left blank); returns their paths."""
+    paths = []
+    for name, answer in (("submission", definitions), ("release", "# YOUR CODE HERE\nraise NotImplementedError()")):
+        cells = [nbformat.v4.new_code_cell(answer, metadata={"nbgrader": {
+            "solution": True, "grade": False, "grade_id": "answer", "locked": False, "schema_version": 3}})]
+        for grade_id, source in tests.items():
+            cells.append(nbformat.v4.new_code_cell(source, metadata={"nbgrader": {
+                "solution": False, "grade": True, "grade_id": grade_id, "points": 1, "locked": True, "schema_version": 3}}))
+        (tmp_path / name).mkdir(exist_ok=True)
+        paths.append(tmp_path / name / "lesson.ipynb")
+        nbformat.write(nbformat.v4.new_notebook(cells=cells), paths[-1])
+    return paths
 
 
 def test_the_re_check_sees_the_grading_environment_so_demonstrations_shrink(tmp_path, monkeypatch):
     monkeypatch.delenv("NBGRADER_EXECUTION", raising=False)  # the grader's own process need not have it
-    path = notebook(tmp_path, "import ttt\nif ttt.autograding():\n    SIZE = 'small'\nelse:\n    SIZE = 'whole game tree'\n",
-                    {"shrunk": "assert SIZE == 'small', SIZE"})
-    verdicts, notes = run(path, timeout=30)
+    path, release = notebook(tmp_path, "import ttt\nif ttt.autograding():\n    SIZE = 'small'\nelse:\n    SIZE = 'whole game tree'\n",
+                             {"shrunk": "assert SIZE == 'small', SIZE"})
+    verdicts, notes = run(path, release=release, timeout=30, launcher=student_launcher(under=tmp_path))
     assert list(verdicts) == ["shrunk"] and verdicts["shrunk"].passed and notes == []
 
 
 def test_values_the_submission_passes_itself_are_its_own_but_what_reaches_the_grader_is_plain(tmp_path):
+    # the lying subclass's __eq__ works inside the sandbox, among the submission's own functions; the
+    # grader receives the plain str it holds, so the cheat fails, and the lie is noted
     definitions = ("class Yes(str):\n    def __eq__(self, other):\n        return True\n    __hash__ = str.__hash__\n\n"
                    "def inner():\n    return Yes('X')\n\n"
                    "def honest():\n    return str.__str__(inner()) if inner() == 'X' else 'O'\n\n"
                    "def cheat():\n    return inner()\n")
-    path = notebook(tmp_path, definitions, {"honest": "assert honest() == 'X'", "cheat": "assert cheat() == 'O'"})
-    verdicts, notes = run(path, timeout=30)
+    path, release = notebook(tmp_path, definitions, {"honest": "assert honest() == 'X'", "cheat": "assert cheat() == 'O'"})
+    verdicts, notes = run(path, release=release, timeout=30, launcher=student_launcher(under=tmp_path))
     assert verdicts["honest"].passed and verdicts["honest"].message == ""
-    passed, message = verdicts["cheat"][:2]
-    assert not passed and "cheat returned a Yes (a subclass of str)" in message
-    assert "cheat returned a Yes (a subclass of str), not a plain built-in value" in notes
+    assert not verdicts["cheat"].passed and verdicts["cheat"].ename == "AssertionError"
+    assert any(note.startswith("cheat returned a Yes (a subclass of str)") for note in notes), notes
 
 
 # -- in ttt-grader: the hidden checks run in the re-check only ------------------------------------
 
-COUNTED_PLAYER = ("import os\n\n"
-                  "def player(board):\n"
-                  "    with open({log!r}, 'a') as log:\n"
-                  "        log.write(f'{{os.getpid()}}\\n')\n"
+COUNTED_PLAYER = ("def player(board):\n"
+                  "    print('§', end='')  # one mark a call: the re-check keeps what the submission prints\n"
                   "    xs = sum(row.count('X') for row in board)\n"
                   "    return 'X' if xs == sum(row.count('O') for row in board) else 'O'\n")
 WRONG_PLAYER = "def player(board):\n    return 'X'"  # right on the empty board, the visible test's
@@ -76,8 +79,7 @@ LOOPING_PLAYER = ("def player(board):\n"
 @pytest.mark.slow
 def test_the_hidden_checks_run_once_in_the_re_check_whose_result_the_feedback_shows(tmp_path):
     course = gc.make_course(tmp_path / "course", timeout=10)
-    log = tmp_path / "calls.txt"
-    gc.submit(course, "counted", gc.solved(course, player=COUNTED_PLAYER.format(log=str(log))))
+    gc.submit(course, "counted", gc.solved(course, player=COUNTED_PLAYER))
     gc.submit(course, "wrong", gc.solved(course, player=WRONG_PLAYER))
     gc.submit(course, "loops", gc.solved(course, player=LOOPING_PLAYER))
     outcomes = {o.student: o for o in autograde(course, jobs=2, progress=False)}
@@ -88,16 +90,14 @@ def test_the_hidden_checks_run_once_in_the_re_check_whose_result_the_feedback_sh
     assert outcomes["counted"].suspicious == outcomes["wrong"].suspicious == outcomes["loops"].suspicious == []
     assert outcomes["loops"].problems == ["test cell test_player timed out: it used more than its 10 s of CPU time"]
 
-    # the notebook's kernel called player once (the visible test), the re-check thousands of times
-    calls = sorted(Counter(log.read_text().split()).values())
-    assert len(calls) == 2 and calls[0] == 1 and calls[1] > 4_000, calls
-
     def test_cell(student):
         nb = nbformat.read(course / "autograded" / student / gc.LESSON / f"{gc.LESSON}.ipynb", as_version=4)
         return next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "test_player")
 
     right, wrong = test_cell("counted"), test_cell("wrong")
     assert [o.output_type for o in right.outputs] == ["stream"] and "hidden tests: player: correct on" in right.outputs[0].text
+    # the test cell shows the re-check's run, which called player thousands of times (not the kernel's one call)
+    assert right.outputs[0].text.count("§") > 4_000
     assert wrong.outputs[-1].output_type == "error" and wrong.outputs[-1].ename == "CheckFailed"
     assert "player(board)" in wrong.outputs[-1].evalue and "board:" in wrong.outputs[-1].evalue  # the board drawn
     assert all(APART not in o.get("text", "") for o in right.outputs + wrong.outputs)
@@ -109,9 +109,9 @@ def test_the_hidden_checks_run_once_in_the_re_check_whose_result_the_feedback_sh
 
 
 def test_a_check_out_of_cpu_time_names_the_call_it_was_making(tmp_path):
-    path = notebook(tmp_path, "def minimax(board):\n    while True:\n        pass\n",
-                    {"loops": "from grader.checks import check_minimax\n_ = check_minimax(minimax)"})
-    verdict = run(path, timeout=2)[0]["loops"]
+    path, release = notebook(tmp_path, "def minimax(board):\n    while True:\n        pass\n",
+                             {"loops": "from grader.checks import check_minimax\n_ = check_minimax(minimax)"})
+    verdict = run(path, release=release, timeout=2, launcher=student_launcher(under=tmp_path))[0]["loops"]
     assert not verdict.passed and verdict.ename == "TimeoutError" and verdict.hidden  # a hidden check's failure
     assert "more than its 2 s of CPU time, still in the call minimax(board)" in verdict.evalue
     assert "board:" in verdict.evalue and "as a list: [[" in verdict.evalue  # the board it was given, drawn
