@@ -1581,7 +1581,7 @@ class Remote:
             popen = self._popen
             if popen is None or popen.poll() is not None:
                 self._read_messages()  # its last words, then its exit
-                died = RemoteDied(f"the server stopped (exit status {popen.returncode if popen else None})")
+                died = RemoteDied(f"exit status {popen.returncode if popen else None}")
                 died.status = popen.returncode if popen else None
                 raise self._fail(died)
             used = self._watcher.cpu_seconds()
@@ -1695,8 +1695,8 @@ class Remote:
                         status = popen.wait(timeout=1.0)  # a pipe closed by a dying process: its status follows at once
                     except subprocess.TimeoutExpired:
                         status = None
-                died = RemoteDied(f"the server stopped (exit status {status})" if status is not None else
-                                  "the server closed its pipe")
+                died = RemoteDied(f"exit status {status}" if status is not None else
+                                  "it closed the grader's pipe")
                 died.status = status
                 raise self._fail(died)
             self._inbox += chunk

@@ -224,9 +224,9 @@ def test_a_minimax_that_plays_on_a_finished_board_is_told_to_return_none():
 
 def test_counts_behind_the_documented_bounds():
     assert classic.tree_size(classic.EMPTY_BOARD) == 549_946
-    assert checks.minimax_calls() == 2_121_015
-    assert checks.minimax_positions() == 2_125_535
-    assert int(checks.ALPHABETA_CALLS_FRACTION * checks.minimax_positions()) == 850_214
+    assert checks.minimax_calls() == 92_076
+    assert checks.minimax_positions() == 92_088 and len(checks.pruning_positions()) == 12
+    assert int(checks.ALPHABETA_CALLS_FRACTION * checks.minimax_positions()) == 36_835
 
 
 # --- planted bugs: the first failing case, drawn -------------------------------------------------
@@ -396,13 +396,13 @@ def test_minimax_must_return_none_when_the_game_is_over():
 def test_alphabeta_cutting_off_only_on_strict_inequality_fails_the_node_bound(capsys):
     ns = lesson(L5, edit=lambda src: src.replace("if v >= beta:", "if v > beta:").replace("if v <= alpha:", "if v < alpha:"))
     message = failure(checks.check_alphabeta_calls, ns["alphabeta"])
-    assert "prunes too little" in message and "at most 850,214 nodes in all" in message
+    assert "prunes too little" in message and "at most 36,835 nodes in all" in message
 
 
 def test_alphabeta_calls_of_the_solution_are_reported(capsys):
     checks.check_alphabeta_calls(solutions(L5)["alphabeta"])
     out = capsys.readouterr().out
-    assert "alphabeta: 311,034 nodes visited over 4,520 positions, 14.6%" in out
+    assert "alphabeta: 13,643 nodes visited over 12 positions, 14.8%" in out
 
 
 def test_alphabeta_that_examines_no_position_through_the_given_functions_is_refused():

@@ -1,7 +1,8 @@
 """Grades that hold under load: the six lessons' solutions and a naive CS50 minimax (deep
 copies, no pruning, no memo: the slowest honest solution), graded with real nbgrader in real
-kernels twice, without and with 2 x cores CPU-burning processes beside the grader. The scores
-must be identical and full; nothing here depends on how long anything takes.
+kernels in their sandboxes, and a CS50 file checked with ``ttt-grader check``, twice: on a quiet
+machine and beside 4 x cores CPU-burning processes. The scores must be identical and full;
+nothing here depends on how long anything takes.
 """
 
 from __future__ import annotations
@@ -43,7 +44,14 @@ def _scores(course: Path) -> dict:
                 for nb in s.notebooks for g in nb.grades}
 
 
+def _burning(count: int):
+    """Starts `count` processes that burn a core each; returns them."""
+    return [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(count)]
+
+
 def test_the_same_grades_on_a_quiet_and_a_loaded_machine(tmp_path):
+    from grader.cs50file import check_file
+
     course = tmp_path / "course"
     lessons = release(course)
     for lesson in lessons:
@@ -57,9 +65,11 @@ def test_the_same_grades_on_a_quiet_and_a_loaded_machine(tmp_path):
     quiet = autograde(course, jobs=2, progress=False)
     assert [o.error for o in quiet] == [""] * 7
     scores = _scores(course)
-    burners = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(2 * (os.cpu_count() or 1))]
+    checked = [(r.function, r.passed, r.broken_by) for r in check_file(NAIVE, jobs=2)]
+    burners = _burning(4 * (os.cpu_count() or 1))
     try:
         loaded = autograde(course, jobs=2, force=True, progress=False)
+        checked_loaded = [(r.function, r.passed, r.broken_by) for r in check_file(NAIVE, jobs=2)]
     finally:
         for burner in burners:
             burner.kill()
@@ -69,3 +79,4 @@ def test_the_same_grades_on_a_quiet_and_a_loaded_machine(tmp_path):
     by_hand = {"05-alpha-beta": 1}  # lesson 5's written answer: graded by a person, not here
     assert all(o.score == o.max_score - by_hand.get(o.lesson, 0) > 0 for o in quiet), \
         [(o.student, o.lesson, o.score, o.problems) for o in quiet]
+    assert checked_loaded == checked and all(passed for _, passed, _ in checked), checked

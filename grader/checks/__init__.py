@@ -20,7 +20,7 @@ line of the hidden test is shown.
 
 Time budgets. The checks bound their work, not their time: each checks a fixed set of cases
 (all 39,366 line_score cases, 3,539 nine-board positions for evaluate, 119 depth-limited moves,
-the 4,520 positions of the pruning count), so the same submission is checked on the same cases
+the 12 positions of the pruning count), so the same submission is checked on the same cases
 on any machine; `returned`'s deadline for a visible test counts CPU time, not wall time. The
 course's cell limit (``grader.course.CELL_TIMEOUT``, 120 s of wall time) sits far above what
 the slowest honest solution needs (see the README's instructor section for the measured CPU
@@ -64,7 +64,7 @@ from grader.checks.rules import (
 from grader.checks.players import check_win_block
 from grader.checks.minimax import (
     ALPHABETA_CALLS_FRACTION, check_alphabeta, check_alphabeta_calls, check_minimax, least_positions, minimax_calls,
-    minimax_positions, search_plan,
+    minimax_positions, pruning_positions, search_plan,
 )
 from grader.checks.nineboard import (
     check_depth_limited, check_evaluate, check_line_score, depth_limited_cases, line_score, nine_board_positions,
@@ -107,6 +107,7 @@ __all__ = [
     "line_score",
     "minimax_calls",
     "minimax_positions",
+    "pruning_positions",
     "nine_board_positions",
     "NODE_BUDGET",
     "optimal_actions",

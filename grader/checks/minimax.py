@@ -102,15 +102,26 @@ def check_alphabeta(student: _Student) -> str:
 
 
 @functools.lru_cache(maxsize=None)
+def pruning_positions() -> tuple[Text, ...]:
+    """Return the positions alpha-beta's pruning is counted on: one of each symmetric family with two marks (12).
+
+    Their trees are big enough for pruning to show (plain minimax visits 92,088 nodes there) and
+    small enough that every position a search examines can be counted by the grader itself, a
+    call at a time (from a sandbox, each one crosses to the grader and back).
+    """
+    return tuple(sorted({classic.canonical(b) for b in _positions(over=False) if b.count(".") == 7}))
+
+
+@functools.lru_cache(maxsize=None)
 def minimax_calls() -> int:
-    """Return the calls to result plain minimax makes from every position not over, summed (2,121,015)."""
-    return sum(classic.tree_size(b) - 1 for b in _positions(over=False))
+    """Return the calls to result plain minimax makes from the positions of `pruning_positions`, summed (92,076)."""
+    return sum(classic.tree_size(b) - 1 for b in pruning_positions())
 
 
 @functools.lru_cache(maxsize=None)
 def minimax_positions() -> int:
-    """Return the nodes plain minimax visits from every position not over, each root included, summed (2,125,535)."""
-    return minimax_calls() + len(_positions(over=False))
+    """Return the nodes plain minimax visits from the positions of `pruning_positions`, each root included, summed (92,088)."""
+    return minimax_calls() + len(pruning_positions())
 
 
 def _proves(text: Text, value: int, *, at_least: bool, depth: int) -> int:
@@ -153,12 +164,12 @@ def check_alphabeta_calls(alphabeta: Callable, *, fraction: float = ALPHABETA_CA
     The nodes are the positions the search examines, counted through the functions the lesson
     hands it (player, actions, result, winner, terminal, utility; `counting_positions`), each
     read as it is at the call, so a search that changes one board in place and undoes the move
-    is counted as one that makes every child with ``result``. Summed over every position where
-    the game is not over (4,520): plain minimax visits 2,125,535 nodes there, so the bound is
-    850,214. For scale: alpha-beta as in AIMA (cut off when v >= beta, or v <= alpha) visits
-    about 15% of minimax's nodes when it tries actions in the order a set gives them, 24% when it
-    does not narrow the window at the root, 34% when it tries the best moves last; cutting off
-    only when v > beta visits 48%, and fails. On each position the count must be at least
+    is counted as one that makes every child with ``result``. Summed over the 12 positions of
+    `pruning_positions` (one of each symmetric family with two marks; whether every move is
+    optimal, `check_alphabeta` asks on every position): plain minimax visits 92,088 nodes there,
+    so the bound is 36,835. For scale: the lesson's alpha-beta (cut off when v >= beta, or v <=
+    alpha, actions in the order a set gives them) visits 14.8% of minimax's nodes; cutting off
+    only when v > beta visits 55%, and fails. On each position the count must be at least
     `least_positions` (a search that examines fewer looks at the board some other way). Every
     answer must also be optimal, and the count stops as soon as it passes the bound.
     """
@@ -166,7 +177,7 @@ def check_alphabeta_calls(alphabeta: Callable, *, fraction: float = ALPHABETA_CA
     namespace = getattr(_plain(alphabeta), "__globals__", None)
     if namespace is None:
         raise CheckFailed("alphabeta should be a function defined in the notebook, so the positions it examines can be counted.")
-    boards = _positions(over=False)
+    boards = pruning_positions()
     bound = int(fraction * minimax_positions())
     checked = f"{len(boards):,} positions are checked"
     with counting_positions(namespace) as examined:

@@ -98,8 +98,10 @@ class _Student:
         except (CheckFailed, NotImplementedError):
             raise
         except _process_ended() as ended:  # the function ended the sandbox's process it ran in (os._exit, a crash)
-            raise _fail(call, board, f"stopped the process it ran in ({ended}) instead of returning an answer",
-                        checked=checked, kind="stopped the process") from None
+            failed = _fail(call, board, f"ended the process it ran in ({ended}) instead of returning an answer",
+                           checked=checked, kind="ended the process")
+            failed.fatal = True  # it would end it again on the next board: one is enough
+            raise failed from None
         except SystemExit as exiting:
             raise _fail(call, board, f"exited (SystemExit: {exiting}) instead of returning an answer", checked=checked) from None
         except RecursionError:
