@@ -4,10 +4,11 @@ Releases every lesson in ``notebooks/`` into three fresh course directories, sub
 N sample submissions of the whole course to each (student k hands in the solved lesson when k
 is even and the untouched release when k is odd, so both passing and failing tests run), then
 grades them with stock ``nbgrader autograde "*"`` (one command for every lesson),
-with ``ttt-grader autograde --jobs 1`` and with ``--jobs 2``, and prints seconds per
+with ``ttt-grader autograde --jobs 1`` (with and without the sandbox) and with ``--jobs 2``, and prints seconds per
 submission side by side, with the machine's load when each run started, and whether every
-gradebook holds the same scores. The goal was 3x stock at two jobs on two cores; while every
-notebook runs in a kernel, as in stock, two jobs can at best halve stock's time (2x).
+gradebook holds the same scores; ``--jobs 1`` runs once with the sandbox and once without
+(``--no-sandbox``), and the difference is the sandbox's cost a submission. While every notebook
+runs in a kernel, as in stock, two jobs can at best halve stock's time (2x).
 
 Before that it shows where the time goes: each lesson's solved and blank notebook run once
 in a plain kernel, as nbgrader runs them (``NBGRADER_EXECUTION`` set), timing the kernel's
@@ -119,11 +120,11 @@ def stock(course: Path) -> float:
     return time.perf_counter() - start
 
 
-def ours(course: Path, jobs: int) -> float:
-    """Seconds ``ttt-grader autograde --jobs N`` takes on the course."""
+def ours(course: Path, jobs: int, *, sandbox: bool = True) -> float:
+    """Seconds ``ttt-grader autograde --jobs N`` takes on the course (``--no-sandbox`` unless `sandbox`)."""
     start = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "grader", "autograde", "--course", str(course), "--jobs", str(jobs), "-q"],
-                   check=True, stdout=subprocess.DEVNULL)
+    subprocess.run([sys.executable, "-m", "grader", "autograde", "--course", str(course), "--jobs", str(jobs), "-q",
+                    *([] if sandbox else ["--no-sandbox"])], check=True, stdout=subprocess.DEVNULL)
     return time.perf_counter() - start
 
 
@@ -213,14 +214,20 @@ def cluster_comparison(lessons: list[str], n: int, repeat: int) -> None:
         print(f"{name:24}{wall:8.1f}{wall / count:14.2f}{workers * wall / count:16.2f}{cpu / count:13.2f}"
               f"{base / wall:9.2f}x")
     print("same scores in every gradebook" if agree else "THE GRADEBOOKS DISAGREE")
+    plain, boxed = min(seconds[VARIANTS[1]]), min(seconds[VARIANTS[2]])
+    print(f"the sandbox's cost (one job, with and without it): {(boxed - plain) / count:+.2f} s a submission "
+          f"({boxed / plain:.2f}x)")
 
 
-VARIANTS = ("stock nbgrader autograde", "ttt-grader autograde --jobs 1", "ttt-grader autograde --jobs 2")
+VARIANTS = ("stock nbgrader autograde", "ttt-grader autograde --jobs 1 --no-sandbox", "ttt-grader autograde --jobs 1",
+            "ttt-grader autograde --jobs 2")
 
 
 def grade(variant: str, course: Path) -> float:
     """Seconds one variant takes to grade the course."""
-    return stock(course) if variant == VARIANTS[0] else ours(course, int(variant[-1]))
+    if variant == VARIANTS[0]:
+        return stock(course)
+    return ours(course, int(variant.split("--jobs ")[1][0]), sandbox="--no-sandbox" not in variant)
 
 
 def main() -> None:
@@ -239,7 +246,8 @@ def main() -> None:
         in_kernels = profile(course_with_submissions(Path(scratch) / "profile", lessons, 0), lessons, args.n,
                              student_run=args.student_run)
         for round_ in range(args.repeat):
-            order = VARIANTS[round_ % 3:] + VARIANTS[:round_ % 3]  # each variant in each place in turn
+            turn = round_ % len(VARIANTS)
+            order = VARIANTS[turn:] + VARIANTS[:turn]  # each variant in each place in turn
             courses = {v: course_with_submissions(Path(scratch) / f"r{round_}-{i}", lessons, args.n)
                        for i, v in enumerate(order)}
             for variant in order:

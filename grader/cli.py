@@ -13,6 +13,7 @@ Every command takes ``--course DIR`` (default ``./course``).
 from __future__ import annotations
 
 import argparse
+import getpass
 import json
 import os
 import sys
@@ -112,8 +113,18 @@ def _collect(args) -> int:
     return 0 if report.ok else 1
 
 
+def _unsandboxed(args) -> None:
+    """Says loudly that student code runs without the sandbox, when the instructor asked for that."""
+    if getattr(args, "no_sandbox", False):
+        print(f"ttt-grader {args.command}: WARNING: --no-sandbox: student code runs as {getpass.getuser()}, with your "
+              "files, network and processes; a submission can read and change the course and other grades",
+              file=sys.stderr)
+
+
 def _autograde(args) -> int:
     from grader.autograde import autograde, summary
+
+    _unsandboxed(args)
 
     outcomes = autograde(args.course, jobs=args.jobs, students=_names(args.student), lessons=_names(args.lesson),
                          force=args.force, timeout=args.timeout, memory_mb=args.memory,
@@ -162,6 +173,8 @@ def _export(args) -> int:
 
 def _check(args) -> int:
     from grader.cs50file import check_file, report
+
+    _unsandboxed(args)
 
     results = check_file(args.file, timeout=args.timeout, sandbox=not args.no_sandbox)
     print(json.dumps([r.as_dict() for r in results], indent=1) if args.json else report(results))

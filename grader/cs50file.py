@@ -142,7 +142,10 @@ def _run(path: str, name: str, out: str, note: str, cpu_seconds: str, mode: str 
 
     folder = Path(out).parent / "file"
     folder.mkdir()
-    shutil.copy2(path, folder / "tictactoe.py")
+    for sibling in sorted(Path(path).parent.glob("*.py"))[:200]:  # modules the file may import from its folder
+        if sibling.is_file() and not sibling.is_symlink() and sibling.stat().st_size <= 2**20:
+            shutil.copyfile(sibling, folder / sibling.name)
+    shutil.copyfile(path, folder / "tictactoe.py")
     launcher = None
     if mode == "sandbox":
         from grader.recheck import student_launcher
@@ -152,7 +155,11 @@ def _run(path: str, name: str, out: str, note: str, cpu_seconds: str, mode: str 
     try:
         try:
             remote.start()
-        except Exception as error:  # a syntax error, an exit or a crash while importing
+        except BaseException as error:  # an exit or a crash while importing
+            write(False, f"the file could not be imported: it ended the process it ran in ({error})")
+            return
+        if remote.load_error is not None:  # a syntax error, or an error raised while importing
+            error = remote.load_error
             write(False, f"the file could not be imported: {failures._type_name(error)}: {error}")
             return
         namespace = remote.namespace()

@@ -29,6 +29,7 @@ submission misbehaves:
 from __future__ import annotations
 
 import atexit
+import functools
 import os
 import shutil
 import signal
@@ -36,6 +37,7 @@ import threading
 import time
 from pathlib import Path
 
+import zmq
 from jupyter_client.manager import AsyncKernelManager
 from nbclient import NotebookClient
 from nbclient.exceptions import DeadKernelError
@@ -58,6 +60,8 @@ def error_output(ename: str, evalue: str):
 
 NOTEBOOK_LIMIT = "NotebookTimeLimit"  # the error of cells stopped or skipped at the notebook's limit
 STALL_SECONDS = 60  # wall seconds without CPU progress that stop a cell (it sleeps, or waits for ever)
+MAX_MESSAGE_BYTES = 4 * 2**20  # the largest message the grader takes from a kernel
+MAX_MESSAGES_WAITING = 32  # messages from a kernel that may wait to be read (a flood beyond is dropped)
 GRACE_CPU, GRACE_STALL = 15.0, 30.0  # what an interrupted cell may still use before its kernel is ended
 
 
@@ -99,6 +103,9 @@ class SafeExecute(Execute):
     extra_arguments = List(["--HistoryManager.hist_file=:memory:"], help=Execute.extra_arguments.help).tag(config=True)
     max_output_bytes = Integer(1_000_000, help="Most output kept per cell while it runs (bytes).").tag(config=True)
     restart_limit = Integer(3, help="Kernel restarts allowed per notebook before giving up.").tag(config=True)
+    raise_on_iopub_timeout = Bool(False, help="A cell's last output that comes late, or not at all (a flood the grader "
+                                  "dropped), is no error: the cell's reply has come.").tag(config=True)
+    iopub_timeout = Integer(30, help="Seconds to wait for a cell's last output after its reply.").tag(config=True)
     startup_timeout = Integer(300, help="Seconds a kernel may take to start: on a busy machine it can take minutes, "
                               "which is never the submission's fault.").tag(config=True)
     spare_kernel = Bool(True, help="Start the next notebook's kernel while this one runs (not in a sandbox).").tag(config=True)
@@ -156,7 +163,10 @@ class SafeExecute(Execute):
         self._output_bytes[index] = 0
         limit, at_notebook_limit = self._cell_limit()
         stopped = ""
+        source = cell.source
         try:
+            if self.checks_apart and is_grade(cell) and not is_solution(cell):
+                cell.source = self._without_hidden_tests(cell)  # they run in the re-check: the kernel never sees them
             with self._watched(limit) as watch:
                 cell = self.execute_cell(cell, index, store_history=True)
             stopped = watch.stopped
@@ -172,6 +182,7 @@ class SafeExecute(Execute):
         else:
             killed = False
         finally:
+            cell.source = source
             self._cpu_used += watch.used
             self._idle += watch.idle
         if stopped:  # interrupted (the kernel left a KeyboardInterrupt), or ended: say plainly why
@@ -203,6 +214,16 @@ class SafeExecute(Execute):
                         f"\n... output truncated by the grader: more than {self.max_output_bytes} bytes ...\n")))
                 return None
         return super().output(outs, msg, display_id, cell_index)
+
+    def _without_hidden_tests(self, cell) -> str:
+        """Returns a test cell's source with its hidden tests taken out (nbgrader's own ClearHiddenTests)."""
+        import copy
+
+        from nbgrader.preprocessors import ClearHiddenTests
+
+        bare = copy.deepcopy(cell)
+        ClearHiddenTests(config=self.config)._remove_hidden_test_region(bare)
+        return bare.source
 
     # -- limits ----------------------------------------------------------------------------
 
@@ -262,6 +283,7 @@ class SafeExecute(Execute):
         """Returns a kernel manager; in a sandbox, one whose channels are unix sockets in a
         folder of the kernel's own (the only folder of the grader's the sandbox binds)."""
         km = super().create_kernel_manager()
+        km.client = functools.partial(_bounded_client, km.client)
         if self.sandboxed:
             import tempfile
 
@@ -304,6 +326,17 @@ class SafeExecute(Execute):
             self.log.warning("Could not start a spare kernel: %s", error)
             return
         _SPARES[self.kernel_name] = km
+
+
+def _bounded_client(make_client, **kwargs):
+    """Returns a kernel client whose sockets take no message bigger than MAX_MESSAGE_BYTES (a bigger
+    one, 200 MB printed at once, drops the connection instead of filling the grader's memory) and
+    let at most MAX_MESSAGES_WAITING wait to be read (a flood beyond them is dropped): a cell's
+    output may be lost that way, nothing else."""
+    client = make_client(**kwargs)
+    client.context.setsockopt(zmq.MAXMSGSIZE, MAX_MESSAGE_BYTES)
+    client.context.setsockopt(zmq.RCVHWM, MAX_MESSAGES_WAITING)
+    return client
 
 
 class _Watch:

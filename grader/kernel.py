@@ -143,6 +143,41 @@ def read_only(paths: list[str]) -> bool:
     return True
 
 
+MAX_OUTPUT_BYTES = 1_000_000  # what a cell may print (its stdout and stderr each); SafeExecute keeps as much
+OUTPUT_PIECE = 2**18  # the largest output message a kernel sends: a big print goes in pieces
+
+
+def cap_output(most: int = MAX_OUTPUT_BYTES, piece: int = OUTPUT_PIECE) -> None:
+    """Caps what each cell prints: past `most` characters a stream drops the rest (saying so once),
+    and a big write goes out in messages of at most `piece` characters, so the grader never has to
+    take one huge message (200 MB printed without a newline) or a flood of them. The grader's
+    own limits on messages (``grader.execute``) hold even where a cell undoes this."""
+    from ipykernel.iostream import OutStream
+
+    write = OutStream.write
+
+    def capped(self, text):
+        if not isinstance(text, str):
+            return write(self, text)
+        cell = (self.parent_header or {}).get("msg_id")
+        if getattr(self, "_ttt_cell", None) != cell:
+            self._ttt_cell, self._ttt_sent = cell, 0
+        room = most - self._ttt_sent
+        self._ttt_sent += len(text)
+        if room <= 0:
+            return len(text)
+        kept = text[:room] + ("\n... output cut short by the grader ...\n" if len(text) > room else "")
+        if len(kept) <= piece:
+            write(self, kept)
+            return len(text)
+        for start in range(0, len(kept), piece):
+            write(self, kept[start:start + piece])
+            self.flush()
+        return len(text)
+
+    OutStream.write = capped
+
+
 def main(argv: list[str] | None = None) -> None:
     """Starts an IPython kernel under the limits given on the command line."""
     args = list(sys.argv[1:] if argv is None else argv)
@@ -174,6 +209,7 @@ def main(argv: list[str] | None = None) -> None:
         del sys.path[0]
     from ipykernel import kernelapp
 
+    cap_output()
     sys.argv = [sys.argv[0], *args]
     kernelapp.launch_new_instance()
 

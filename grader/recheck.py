@@ -107,7 +107,6 @@ def recheck_unit(folder: Path, grades: dict, *, release: Path, timeout: float = 
     the unit's sandbox; ``grader.remote``'s default otherwise)."""
     import nbformat
 
-    from grader.checks.display import APART
     from grader.remote import SandboxNotStarted
 
     suspicious: list[str] = []
@@ -134,12 +133,12 @@ def recheck_unit(folder: Path, grades: dict, *, release: Path, timeout: float = 
             # its limit, say) stays failed, whatever the definitions alone would earn.
             graded["grades"][grade_id] = min(points if verdict.passed else 0.0, before if before is not None else points)
             kernel_passed = not any(o.output_type == "error" for o in cell.outputs)
-            left_here = any(APART in o.get("text", "") for o in cell.outputs)  # its checks were left to the re-check
             if kernel_passed and (verdict.output or verdict.ename):
                 _replace_outputs(cell, verdict)
             if verdict.ename == OUT_OF_TIME:
                 problems.append(f"test cell {grade_id} timed out: it used more than its {timeout:g} s of CPU time")
-            if not verdict.passed and before and not (verdict.hidden and left_here) and verdict.ename != OUT_OF_TIME:
+            # the hidden checks run here only (the kernel never sees them): their failure is no sign of cheating
+            if not verdict.passed and before and not verdict.hidden and verdict.ename != OUT_OF_TIME:
                 suspicious.append(f"cell {grade_id} passed in the notebook but fails when re-checked apart: {verdict.message}")
                 _note(cell, verdict.message)
         nbformat.write(nb, path)
@@ -216,6 +215,7 @@ def run(path: Path, *, release: Path, timeout: float = 120.0, launcher: Callable
             said = (f"the notebook's code stopped the process it was loaded into ({error}), so none of its "
                     "functions could be called")
             return {g: Verdict(False, said, remote.take_output()[:OUTPUT_CHARS], "NotebookStopped", said) for g in tests}, notes
+        remote.take_output()  # what the definitions printed while loading is no test's output
         namespace = remote.namespace()
         for cell in lesson:
             meta = cell["meta"]

@@ -235,6 +235,8 @@ class _Encoder:
                     if base is bytes:
                         return self.encode(bytes(memoryview(value)), depth)
                     return self._container(value, base, depth)
+            if kind.__module__ == "numpy" and kind.__name__ in ("bool_", "bool"):  # NumPy's bool: the bool it holds
+                return bool(value)
             if isinstance(value, numbers.Integral):
                 return self.encode(int(operator.index(value)), depth)
             text = repr(value)

@@ -421,12 +421,15 @@ def run_limited(tree: Tree, *, cpu_seconds: float | None, stall_seconds: float =
         time.sleep(poll)
 
 
-def copy_folder(source: Path, target: Path, *, most_bytes: int = 32 * 2**20) -> None:
+def copy_folder(source: Path, target: Path, *, most_bytes: int = 32 * 2**20, leave_out: tuple[str, ...] = (".ipynb",)) -> None:
     """Copies the regular files of `source` (not its subfolders, never following a symbolic link,
-    none larger than `most_bytes`) into the new folder `target`: a unit's files, for a sandbox to
-    work on while the originals stay as they were."""
+    none larger than `most_bytes`, none whose name ends as `leave_out` says: the notebooks, whose
+    graded copy holds the hidden tests) into the new folder `target`: a unit's files, for a sandbox
+    to work on while the originals stay as they were."""
     target.mkdir(parents=True, exist_ok=True)
     for entry in os.scandir(source):
+        if entry.name.endswith(leave_out):
+            continue
         if entry.is_file(follow_symlinks=False) and entry.stat(follow_symlinks=False).st_size <= most_bytes:
             shutil.copyfile(entry.path, target / entry.name, follow_symlinks=False)
 

@@ -63,9 +63,9 @@ def _duplicated(nb, grade_id):
 CASES = {
     "good": (lambda c: gc.submit(c, "good"), FULL, None),
     "loop": (lambda c: gc.submit(c, "loop", gc.solved(c, count_empty="while True:\n    pass")),
-             COUNT_LOST, "timed out (This cell timed out: it was still running after 3 seconds (the time limit for a cell)"),
+             COUNT_LOST, "timed out (This cell timed out: it used more than 3 seconds of CPU time (the time limit for a cell)"),
     "loop-in-test": (lambda c: gc.submit(c, "loop-in-test", gc.solved(c, count_empty=_count("while True:\n    pass"))),
-                     COUNT_LOST, "cell test_count_empty scored zero: it timed out (This cell timed out: it was still running after 3"),
+                     COUNT_LOST, "cell test_count_empty scored zero: it timed out (This cell timed out: it used more than 3 seconds of CPU"),
     "stubborn-loop": (lambda c: gc.submit(c, "stubborn-loop", gc.solved(c, count_empty=(
         "import signal\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\nwhile True:\n    pass"))),
         COUNT_LOST, "did not stop when interrupted"),
@@ -140,7 +140,7 @@ def test_the_autograded_notebook_says_what_happened(graded):
     assert errors("os-exit")["test_count_empty"] == []  # the cells above ran again in a fresh kernel
     looped = [o for outputs in errors("loop").values() for o in outputs]
     assert [(o.ename, o.evalue) for o in looped if o.ename != "NameError"] == [
-        ("CellTimeoutError", "This cell timed out: it was still running after 3 seconds (the time limit for a cell) and was stopped.")]
+        ("CellTimeoutError", "This cell timed out: it used more than 3 seconds of CPU time (the time limit for a cell) and was stopped.")]
     reference = errors("calls-reference")["test_player"]
     assert reference and "reference solution" in reference[-1].evalue
     chatty = nbformat.read(course / "autograded" / "chatty" / "tiny" / "tiny.ipynb", as_version=4)
@@ -159,7 +159,7 @@ def test_feedback_shows_the_check_message_not_the_hidden_tests(graded):
         assert gc.HIDDEN_MARK not in text and "check_player" not in text
     assert "reference solution" in html["calls-reference"]
     assert "could not be read" in html["invalid-json"]
-    assert "This cell timed out: it was still running after 3 seconds (the time limit for a cell)" in html["loop"]
+    assert "This cell timed out: it used more than 3 seconds of CPU time (the time limit for a cell)" in html["loop"]
     assert "KeyboardInterrupt" not in html["loop"]
 
 
