@@ -4,4 +4,5 @@ import sys
 
 from grader.cli import main
 
-sys.exit(main())
+if __name__ == "__main__":  # imported as a module, it does nothing
+    sys.exit(main())

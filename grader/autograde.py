@@ -538,9 +538,15 @@ def grade_unit(student: str, lesson: str, *, last: bool = False) -> dict:
         # The re-check runs the student's functions again, so it is inside the unit: any process
         # it starts is stopped with the kernels'. It writes its outputs into the test cells first.
         release = Path(coursedir.format_path(coursedir.release_directory, ".", lesson))
-        grades, suspicious, out_of_time, unserved = recheck_unit(
-            out, _read_grades(coursedir.db_url, lesson, student), release=release, timeout=w["cell_timeout"],
-            launcher=student_launcher(memory_mb=w["memory_mb"]) if w["sandbox"] else None)
+        try:
+            grades, suspicious, out_of_time, unserved = recheck_unit(
+                out, _read_grades(coursedir.db_url, lesson, student), release=release, timeout=w["cell_timeout"],
+                launcher=student_launcher(memory_mb=w["memory_mb"]) if w["sandbox"] else None)
+        except BaseException as error:  # noqa: BLE001  (the grader's own trouble: this unit fails, as plain text)
+            if isinstance(error, KeyboardInterrupt) and not hasattr(error, "remote_type"):
+                raise
+            return {"student": student, "lesson": lesson, "fingerprint": print_,
+                    "error": f"the re-check failed ({type(error).__name__}: {str(error)[:300]}); run autograde again"}
         if unserved:  # the machine could not start a sandbox: graded again by the next run, never failed
             return {"student": student, "lesson": lesson, "fingerprint": print_,
                     "error": f"the sandbox could not be started ({'; '.join(out_of_time)[-200:]}); run autograde again"}

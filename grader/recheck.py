@@ -54,7 +54,16 @@ REACHING = {
     "setprofile": "the interpreter's tracing", "setitimer": "signals", "pthread_sigmask": "signals",
     "setrlimit": "resource limits", "fork": "new processes", "forkpty": "new processes", "execve": "new processes",
     "setsid": "new processes", "Popen": "new processes", "system": "new processes", "spawnv": "new processes",
+    "posix_spawn": "new processes", "posix_spawnp": "new processes", "BlockingKernelClient": "other kernels",
+    "find_connection_file": "other kernels",
 }
+# Attributes that reach outside only on these modules (``moves.remove(m)`` is a list's own)
+REACHING_ON = {"os": {"kill": "other processes", "killpg": "other processes", "remove": "the file system",
+                      "unlink": "the file system", "rmdir": "the file system", "rename": "the file system",
+                      "makedirs": "the file system", "symlink": "the file system", "chmod": "the file system",
+                      "walk": "the file system", "listdir": "the file system", "scandir": "the file system"},
+               "shutil": {"rmtree": "the file system", "copytree": "the file system", "move": "the file system"},
+               "glob": {"glob": "the file system"}, "sys": {"modules": "the import machinery"}}
 REACHING_MODULES = {"gc": "the garbage collector", "ctypes": "raw memory", "subprocess": "new processes",
                     "socket": "the network", "sqlite3": "databases", "signal": "signals", "multiprocessing": "new processes",
                     "jupyter_client": "other kernels", "resource": "resource limits", "shutil": "the file system",
@@ -254,7 +263,7 @@ def _handed(lesson: list[dict]) -> set[str]:
 def _define(source: str, namespace: dict, remote, timeout: float) -> None:
     """Runs the definitions of one of the lesson's own cells here (imports, functions, classes,
     assignments); the rest (plots, tournaments, widgets) is left out, as a failing statement is."""
-    from grader.remote import KEPT
+    from grader.remote import KEPT, RemoteError, RemoteFailure
 
     try:
         tree = ast.parse(source)
@@ -267,8 +276,8 @@ def _define(source: str, namespace: dict, remote, timeout: float) -> None:
             with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()), \
                     remote.budget(timeout):
                 exec(compile(ast.Module(body=[statement], type_ignores=[]), "<lesson cell>", "exec"), namespace)
-        except Exception:  # noqa: BLE001  (a definition that fails is left out, as a failing cell's would be)
-            continue
+        except (Exception, RemoteError, RemoteFailure):  # noqa: BLE001  (a definition that fails is left out, as
+            continue  # a failing cell's would be; what the submission's functions raised or did there is theirs)
     remote.take_output()
 
 
@@ -352,11 +361,18 @@ def _reaching(submitted: list[dict], lesson: list[dict]) -> list[str]:
         for node in ast.walk(tree):
             if isinstance(node, ast.Attribute) and node.attr in REACHING:
                 found.add(f"{node.attr} ({REACHING[node.attr]})")
+            elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and \
+                    node.attr in REACHING_ON.get(node.value.id, {}):
+                found.add(f"{node.value.id}.{node.attr} ({REACHING_ON[node.value.id][node.attr]})")
             elif isinstance(node, (ast.Import, ast.ImportFrom)):
                 modules = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
                 found.update(f"{m} ({REACHING_MODULES[m.split('.')[0]]})" for m in modules if m.split(".")[0] in REACHING_MODULES)
             elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("setattr", "__import__", "exec", "eval"):
                 found.add(f"{node.func.id}()")
+            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "open" and any(
+                    isinstance(a, ast.Constant) and isinstance(a.value, str) and set(a.value) & set("wax+")
+                    for a in [*node.args[1:2], *(k.value for k in node.keywords if k.arg == "mode")]):
+                found.add("open() to write (the file system)")
             elif isinstance(node, (ast.Assign, ast.AugAssign, ast.Delete)):
                 for target in node.targets if isinstance(node, (ast.Assign, ast.Delete)) else [node.target]:
                     root = target

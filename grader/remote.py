@@ -57,6 +57,7 @@ _HEADER = struct.Struct(">I")
 KEPT = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Import, ast.ImportFrom, ast.Assign, ast.AnnAssign,
         ast.AugAssign, ast.If, ast.Try)
 _PACKAGES = ("ttt", "grader")
+STATE_CLASSES = {("ttt.games.bigboard", "BigState")}  # the package's NamedTuple states that cross as themselves
 
 
 # -- errors -----------------------------------------------------------------------------------
@@ -268,9 +269,9 @@ def _type_label(kind: type) -> str:
 
 def _named_tuple_of_ours(kind: type) -> bool:
     """True for a NamedTuple class of ``ttt`` (a game state), reachable by its module and name."""
-    module = getattr(kind, "__module__", "")
-    return (isinstance(module, str) and module.split(".")[0] == "ttt" and isinstance(getattr(kind, "_fields", None), tuple)
-            and _resolve(module, getattr(kind, "__qualname__", ""), import_module=False) is kind)
+    module, qualname = getattr(kind, "__module__", ""), getattr(kind, "__qualname__", "")
+    return ((module, qualname) in STATE_CLASSES and isinstance(getattr(kind, "_fields", None), tuple)
+            and _resolve(module, qualname, import_module=False) is kind)
 
 
 def _resolve(module: str, qualname: str, *, import_module: bool) -> Any:
@@ -381,7 +382,7 @@ class _Decoder:
     def _named(tree: list, items: list) -> tuple:
         """Returns a ttt NamedTuple built from its fields (without running any of its code), or raises RemoteProtocolError."""
         module, qualname = (tree + [None, None])[1:3]
-        if not isinstance(module, str) or module.split(".")[0] != "ttt":
+        if (module, qualname) not in STATE_CLASSES:  # nothing else is imported or built on a word from the other side
             raise RemoteProtocolError(f"not a NamedTuple of ttt: {_glimpse(tree)}")
         kind = _resolve(module, str(qualname), import_module=True)
         fields = getattr(kind, "_fields", None)
@@ -1286,12 +1287,9 @@ class Remote:
             name, kind = entry["name"], entry.get("kind")
             if kind in ("function", "package") and type(entry.get("id")) is int and entry["id"] >= 0:
                 value: Any = None
-                if kind == "package" and name in self.handed:
+                if kind == "package" and name in self.handed:  # only a module imported here already: none on its word
                     module, qualname = entry.get("module"), entry.get("qualname")
-                    if isinstance(module, str) and module.split(".")[0] in _PACKAGES:
-                        value = _resolve(module, str(qualname), import_module=True)
-                    else:
-                        value = _resolve(str(module), str(qualname), import_module=False)
+                    value = _resolve(str(module), str(qualname), import_module=False)
                     if not callable(value):
                         value = None
                 if value is None:

@@ -49,7 +49,10 @@ KERNEL_ENV_NAMES = frozenset({"OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NU
                               "VECLIB_MAXIMUM_THREADS", "MALLOC_ARENA_MAX"})
 # a host pid means nothing inside; ipykernel would take the sandbox's init (pid 1) for a dead parent and stop.
 # The kernel dies with its launcher anyway (bwrap --die-with-parent)
-KERNEL_ENV_DROPPED = frozenset({"JPY_PARENT_PID"})
+# JPY_PARENT_PID: ipykernel would compare it with the sandbox's init; the grader's folders and read-only
+# mounts: the sandbox has its own (a kernel told about them would try to make its own user namespace)
+KERNEL_ENV_DROPPED = frozenset({"JPY_PARENT_PID", "TTT_GRADER_KERNELS", "TTT_GRADER_READ_ONLY", "TTT_GRADER_RUN",
+                                "TTT_GRADER_WORKER"})
 
 
 class SandboxUnavailable(RuntimeError):

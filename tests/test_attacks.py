@@ -511,19 +511,20 @@ ATTACKERS = {
                      _function("count_empty", "    return Always(0)\n"), {"test_player": 0, "test_count_empty": 0}, True),
     "a03-liar": (LIAR, _function("player", "    return Yes('X')\n"), _function("count_empty", "    return Lie((0,))\n"),
                  {"test_player": 0, "test_count_empty": 0}, True),
-    "a04-install": (INSTALL, _function("player", PLAYER_BODY, attack="_install"), COUNT, FULL, False),
-    "a05-course": (COURSE, _function("player", PLAYER_BODY, attack="_vandalise"), COUNT, FULL, False),
-    "a06-kernels": (KERNELS, _function("player", PLAYER_BODY, attack="_kernels"), COUNT, FULL, False),
-    "a07-secrets": (SECRETS_CODE, _function("player", PLAYER_BODY, attack="_leak"), COUNT, FULL, False),
+    "a04-install": (INSTALL, _function("player", PLAYER_BODY, attack="_install"), COUNT, FULL, True),
+    "a05-course": (COURSE, _function("player", PLAYER_BODY, attack="_vandalise"), COUNT, FULL, True),
+    "a06-kernels": (KERNELS, _function("player", PLAYER_BODY, attack="_kernels"), COUNT, FULL, True),
+    "a07-secrets": (SECRETS_CODE, _function("player", PLAYER_BODY, attack="_leak"), COUNT, FULL, True),
     "a08-flood": (FLOOD, PLAYER, COUNT, FULL, False),
-    "a09-forkbomb": (BOMB, PLAYER, COUNT, FULL, False),
-    "a10-detach": (DETACH, PLAYER, COUNT, FULL, False),
-    "a11-sleeps": (SLEEPS_CODE, PLAYER, COUNT, None, False),  # its grade is whatever a stalled unit gets
+    "a09-forkbomb": (BOMB, PLAYER, COUNT, FULL, True),
+    "a10-detach": (DETACH, PLAYER, COUNT, FULL, True),
+    "a11-sleeps": (SLEEPS_CODE, PLAYER, COUNT, None, True),  # its grade is whatever a stalled unit gets
 }
 # Which attacks the grader can see (b): a forged verdict is a notebook whose cells pass where its
 # definitions fail; a flipped switch or a lying value reaches the grader as a value that is not
-# plain data. Writes, deletes, reads, floods, forks, detached children and sleeps that fail inside
-# the sandbox leave the grader nothing to see: those are not asserted as flagged.
+# plain data; writes, deletes, reads, other kernels, forks, detached children and new processes
+# show in the submission's code (what it reaches for). A flood is no cheat: the autograde table
+# lists its output as cut short.
 HONEST = {"honest-ann": (PLAYER, COUNT + f"\n# {FRIEND_MARK}\n", FULL), FRIEND: (WRONG_PLAYER, COUNT, {"test_player": 0, "test_count_empty": 1})}
 
 
@@ -902,6 +903,7 @@ def test_an_output_flood_leaves_the_grader_small_and_the_verdict_whole(graded):
     if "a08-flood" not in graded["attackers"]:
         pytest.skip("a08-flood not chosen")
     assert _scores(graded, "a08-flood") == FULL
+    assert any("output truncated" in p for p in graded["outcomes"]["a08-flood"].problems), graded["outcomes"]["a08-flood"]
     most = {k: v / 2**20 for k, v in graded["memory"].items()}
     base = graded["base"] / 2**20
     assert most["grader"] < base + WORKER_GROWTH_MB and most["worker"] < base + WORKER_GROWTH_MB, (base, most)

@@ -115,3 +115,32 @@ def test_a_check_out_of_cpu_time_names_the_call_it_was_making(tmp_path):
     assert not verdict.passed and verdict.ename == "TimeoutError" and verdict.hidden  # a hidden check's failure
     assert "more than its 2 s of CPU time, still in the call minimax(board)" in verdict.evalue
     assert "board:" in verdict.evalue and "as a list: [[" in verdict.evalue  # the board it was given, drawn
+
+
+def test_a_function_that_ends_its_process_in_a_lesson_cell_costs_only_its_own_tests(tmp_path):
+    # the lesson's own cell calls the student's function on the grader's side; the process it ends is
+    # the sandbox's, and the error stays with that statement: the re-check goes on, nothing escapes
+    path, release = notebook(tmp_path, "import os\n\nclass Stop(KeyboardInterrupt):\n    pass\n\n"
+                                       "def player(board):\n    os._exit(7)\n\ndef stops():\n    raise Stop()\n",
+                             {"plays": "assert player([[None] * 3] * 3) == 'X'", "fine": "assert 1 + 1 == 2"})
+    lesson = nbformat.read(release, as_version=4)
+    lesson.cells.insert(1, nbformat.v4.new_code_cell("probe = player([[None] * 3] * 3)\nother = stops()"))
+    nbformat.write(lesson, release)
+    verdicts, _ = run(path, release=release, timeout=30, launcher=student_launcher(under=tmp_path))
+    assert not verdicts["plays"].passed and verdicts["fine"].passed
+
+
+def test_a_value_that_names_a_module_of_the_package_imports_nothing_here(tmp_path, monkeypatch):
+    # a NamedTuple that claims to be one of ttt's (here ttt.__main__'s, which would run the command line)
+    # is no value of the protocol: the grader imports nothing on the submission's word
+    monkeypatch.delitem(sys.modules, "ttt.__main__", raising=False)
+    path, release = notebook(tmp_path, "import collections, sys, types\n"
+                                       "fake = types.ModuleType('ttt.__main__')\n"
+                                       "fake.P = collections.namedtuple('P', 'a', module='ttt.__main__')\n"
+                                       "ok = sys.modules.setdefault('ttt.__main__', fake)\nboom = fake.P(1)\n"
+                                       "def player(board):\n    return fake.P(1)\n",
+                             {"plays": "assert player([[None] * 3] * 3) == 'X'", "fine": "assert 1 + 1 == 2"})
+    verdicts, notes = run(path, release=release, timeout=30, launcher=student_launcher(under=tmp_path))
+    assert "ttt.__main__" not in sys.modules
+    assert not verdicts["plays"].passed and verdicts["fine"].passed
+    assert any("sys.modules" in note for note in notes), notes

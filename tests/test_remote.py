@@ -444,6 +444,8 @@ def _said(body: bytes) -> bytes:
 @pytest.mark.parametrize("said", [b"\xff\xff\xff\xf0", _said(b"}{garbage"), _said(b"[]"), _said(b'{"names": 5}'),
                                   _said(b'{"names": [], "skipped": 5, "error_raised": "x"}') + _said(b"[1]")])
 def test_a_hostile_server_gives_a_clean_protocol_error(tmp_path, said):
+    # the first word is the grader's own server's (before any student code runs); the load's reply on is hostile
+    said = _said(b'{"hello": true}') + said
     script = f"import os, sys, time; os.write(int(sys.argv[2]), {said!r}); time.sleep(30)"
     linked = Remote({"cells": []}, cwd=tmp_path, launcher=_liar(script))
     try:
@@ -451,6 +453,16 @@ def test_a_hostile_server_gives_a_clean_protocol_error(tmp_path, said):
             linked.start()  # the load's reply (ill-typed fields of a load reply are ignored) ...
             linked.clear_caches()  # ... or the one after it
         assert linked._dead is not None and linked._popen.poll() is not None  # killed, not left to sleep
+    finally:
+        linked.close()
+
+
+def test_a_server_that_does_not_answer_its_first_word_is_the_machines_trouble(tmp_path):
+    script = f"import os, sys, time; os.write(int(sys.argv[2]), {_said(b'[]')!r}); time.sleep(30)"
+    linked = Remote({"cells": []}, cwd=tmp_path, launcher=_liar(script))
+    try:
+        with pytest.raises(remote.SandboxNotStarted):
+            linked.start()
     finally:
         linked.close()
 
