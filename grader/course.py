@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Iterable, Optional
 
 COURSE_ID = "ttt"
-CELL_TIMEOUT = 120  # seconds (wall time) per cell: far above what the slowest honest check uses
-NOTEBOOK_TIMEOUT = 600  # seconds (wall time) a whole notebook may run
+CELL_TIMEOUT = 120  # CPU seconds per cell: far above what the slowest honest check uses
+NOTEBOOK_TIMEOUT = 600  # CPU seconds a whole notebook's cells may use
 NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
 
 CONFIG = '''\
@@ -29,9 +29,9 @@ c.CourseDirectory.root = {root!r}
 # The release keeps nbgrader's own stub where each solution was.
 c.ClearSolutions.code_stub = {{"python": "# YOUR CODE HERE\\nraise NotImplementedError()"}}
 
-# Seconds (wall time) each cell may run while autograding, and a whole notebook. The checks
-# bound their work, not their time: the slowest honest solution's check uses a fraction of the
-# cell limit in CPU time, so a busy machine does not change a grade (see the README).
+# CPU seconds each cell may use while autograding, and a whole notebook's cells (ttt-grader counts
+# CPU time, so a busy machine does not change a grade; stock nbgrader counts wall time). The
+# checks bound their work: the slowest honest solution's check uses a fraction of the cell limit.
 c.Execute.timeout = {timeout}
 c.SafeExecute.notebook_timeout = {notebook_timeout}
 '''

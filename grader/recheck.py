@@ -36,10 +36,12 @@ import ast
 import contextlib
 import io
 import json
+import os
 from pathlib import Path
 from typing import Callable, NamedTuple
 
 OUTPUT_CHARS = 20_000  # the most a test cell's output keeps here
+LESSON_CELL_SECONDS = 10.0  # CPU seconds a statement of the lesson's own cells may spend in the submission's functions
 OUT_OF_TIME = "TimeoutError"  # the error a test cell out of CPU time shows (a Python name a student knows)
 # What nbgrader tells its kernels, told to the re-check too: the lessons' demonstrations (a whole
 # game tree, a tournament) shrink while graded, here as in the notebook (``ttt.autograding``).
@@ -215,6 +217,8 @@ def run(path: Path, *, release: Path, timeout: float = 120.0, launcher: Callable
     remote = Remote({"cells": cells, "cpu": timeout}, launcher=launcher, cwd=Path(path).parent, handed=handed)
     notes = _reaching(submitted, lesson)
     verdicts: dict[str, Verdict] = {}
+    saved = {name: os.environ.get(name) for name in RECHECK_ENV}
+    os.environ.update(RECHECK_ENV)  # the lesson's own cells see what the kernel saw: demonstrations shrink here too
     try:
         try:
             remote.start()
@@ -235,10 +239,12 @@ def run(path: Path, *, release: Path, timeout: float = 120.0, launcher: Callable
                 if grade_id in tests:
                     verdicts[grade_id] = _run_test(python_source(tests[grade_id]), grade_id, namespace, remote, timeout)
                 continue
-            _define(python_source(cell["source"]), namespace, remote, timeout)
+            _define(python_source(cell["source"]), namespace, remote, min(timeout, LESSON_CELL_SECONDS))
         notes += [f"{note}: lying about its value? (graded on the plain value it holds)" for note in remote.subclasses]
     finally:
         remote.close()
+        for name, value in saved.items():
+            os.environ.pop(name, None) if value is None else os.environ.__setitem__(name, value)
     return verdicts, list(dict.fromkeys(notes))
 
 
