@@ -271,7 +271,8 @@ def grade_remote(bundle: bytes, student: str, lesson: str, files: dict[str, byte
         if _READY[0] != (course, timeout, memory_mb, notebook_timeout, sandbox):
             execute._stop_spares()  # a spare kernel started for another run has that run's settings
             # as autograde() sets up a local run: kernels in private folders, the course read-only
-            scratch = course.parent / "kernels"
+            # short: the kernels' unix sockets live in there (a socket's path has room for 107 bytes)
+            scratch = Path(tempfile.gettempdir()) / f"ttt-grader-kernels-{os.getpid()}"
             scratch.mkdir(exist_ok=True)
             scratch.chmod(0o711)  # a sandbox's folders inside are bound from here
             os.environ.update({KERNELS_ENV: str(scratch), READ_ONLY_ENV: str(course), RUN_ENV: course.parent.name,

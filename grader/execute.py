@@ -101,7 +101,7 @@ class SafeExecute(Execute):
 
     kernel_name = Unicode(KERNEL_NAME, help="Kernel to grade in (default: the memory-capped grading kernel).").tag(config=True)
     extra_arguments = List(["--HistoryManager.hist_file=:memory:"], help=Execute.extra_arguments.help).tag(config=True)
-    max_output_bytes = Integer(1_000_000, help="Most output kept per cell while it runs (bytes).").tag(config=True)
+    max_output_bytes = Integer(200_000, help="Most output kept per cell while it runs (characters).").tag(config=True)
     restart_limit = Integer(3, help="Kernel restarts allowed per notebook before giving up.").tag(config=True)
     raise_on_iopub_timeout = Bool(False, help="A cell's last output that comes late, or not at all (a flood the grader "
                                   "dropped), is no error: the cell's reply has come.").tag(config=True)

@@ -438,11 +438,12 @@ print(json.dumps({{"uid": os.getuid(), "work": os.listdir("/work") if os.path.ex
             assert found["uid"] != 0
         assert found["work"] in (None, ["main"])
         assert found["root secrets"] == []
-        assert found["ttt"] in ("EROFS", "EACCES") and found["here"] == "written" and found["cwd"] == str(unit)
+        # the kernel works in a copy of the notebook's folder, inside its own run folder: what it writes stays there
+        assert found["ttt"] in ("EROFS", "EACCES") and found["here"] == "written" and found["cwd"] == str(run_folder / "work")
         assert found["network"] != "connected"
         assert "TTT_GRADER_MARK" in found["env"] and "SECRET_OF_OURS" not in found["env"]
         assert "JUPYTER_RUNTIME_DIR" not in found["env"]
-        assert (unit / "made.txt").exists()
+        assert (run_folder / "work" / "made.txt").exists() and not (unit / "made.txt").exists()
 
         client.execute("while True: pass")  # an interrupt arrives as a message: a signal would end bwrap
         time.sleep(0.5)
