@@ -25,6 +25,7 @@ import os
 import random
 import resource
 import shutil
+import signal
 import subprocess
 import sys
 import threading
@@ -305,11 +306,13 @@ class Sandbox:
     def popen(self, argv: Sequence[str], *, cwd: str | Path, **popen_kwargs) -> subprocess.Popen:
         """Return the running process (bwrap, outside) that runs `argv` in the sandbox; Popen's options pass through."""
         before = popen_kwargs.pop("preexec_fn", None)
+        _prctl()  # looked up here, in the parent
 
         def prepare() -> None:
             if before is not None:
                 before()
             self._set_limits()
+            die_with_parent()
 
         return subprocess.Popen(self.command(argv, cwd=cwd), preexec_fn=prepare, **popen_kwargs)
 
@@ -424,6 +427,27 @@ def run_limited(tree: Tree, *, cpu_seconds: float | None, stall_seconds: float =
         time.sleep(poll)
 
 
+@functools.lru_cache(maxsize=None)
+def _prctl():
+    """Returns libc's prctl (looked up once, before any fork: a child of a threaded process must not load it)."""
+    if not sys.platform.startswith("linux"):
+        return None
+    import ctypes
+
+    try:
+        return ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+
+
+def die_with_parent() -> None:
+    """Asks Linux to kill this process (and so, through bwrap's --die-with-parent, its sandbox) when
+    the process that started it dies, even by SIGKILL; it survives exec. Elsewhere: nothing."""
+    prctl = _prctl()
+    if prctl is not None:
+        prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
+
+
 def copy_folder(source: Path, target: Path, *, most_bytes: int = 32 * 2**20, leave_out: tuple[str, ...] = (".ipynb",)) -> None:
     """Copies the regular files of `source` (not its subfolders, never following a symbolic link,
     none larger than `most_bytes`, none whose name ends as `leave_out` says: the notebooks, whose
@@ -466,6 +490,7 @@ def kernel_main(args: Sequence[str]) -> None:
     sandbox = Sandbox([run], env=env, limits=Limits(memory_mb=options.memory_mb))
     command = sandbox.command(argv, cwd=work)
     sandbox._set_limits()
+    die_with_parent()  # a grading worker killed outright takes its kernel's sandbox with it
     os.execv(command[0], command)
 
 
