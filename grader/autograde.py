@@ -690,6 +690,10 @@ def autograde(course: Path, *, jobs: int = 1, students: list[str] | None = None,
         fcntl.lockf(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)  # a POSIX lock: workers do not inherit it
     except OSError:
         raise GradingBusy(f"another autograde is running on {course}") from None
+    # sandboxes a killed run left behind (their worker is gone; bwrap, dropping its capabilities,
+    # loses the death signal its launcher asked for): stopped before this run begins
+    stop_processes(lambda pid, ppid, env: ppid == 1 and env.get(RUN_ENV) and env.get(WORKER_ENV)
+                   and not _alive(env[WORKER_ENV]))
     scratch = Path(tempfile.mkdtemp(prefix="ttt-grader-"))
     scratch.chmod(0o711)  # others may pass through (a sandbox binds folders inside), never list it
     token = uuid.uuid4().hex
