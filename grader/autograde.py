@@ -537,10 +537,10 @@ def grade_unit(student: str, lesson: str, *, last: bool = False) -> dict:
                 return {"student": student, "lesson": lesson, "error": why, "fingerprint": print_}
         # The re-check runs the student's functions again, so it is inside the unit: any process
         # it starts is stopped with the kernels'. It writes its outputs into the test cells first.
-        release = Path(coursedir.format_path(coursedir.release_directory, ".", lesson))
+        lessons = Path(coursedir.format_path(coursedir.source_directory, ".", lesson))  # the run's own copy
         try:
             grades, suspicious, out_of_time, unserved = recheck_unit(
-                out, _read_grades(coursedir.db_url, lesson, student), release=release, timeout=w["cell_timeout"],
+                out, _read_grades(coursedir.db_url, lesson, student), lessons=lessons, timeout=w["cell_timeout"],
                 launcher=student_launcher(memory_mb=w["memory_mb"]) if w["sandbox"] else None)
         except BaseException as error:  # noqa: BLE001  (the grader's own trouble: this unit fails, as plain text)
             if isinstance(error, KeyboardInterrupt) and not hasattr(error, "remote_type"):

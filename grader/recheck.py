@@ -10,8 +10,8 @@ with the roles split by what each process can reach:
   ``grader.remote``) are loaded into a student server inside the unit's sandbox
   (``grader.sandbox``): its own user, no network, read-only installation, only its own folder;
 - the test cells (the instructor's, as nbgrader restored them, hidden tests included) and the
-  lesson's own cells (imports, helpers, the lesson's game; taken from the *released* notebook,
-  never from the submission) run here, in the trusted grader, with the submission's functions as
+  lesson's own cells (imports, helpers, the lesson's game), both taken from the lesson's notebook
+  as the grader holds it (the course's source), never from the submission) run here, in the trusted grader, with the submission's functions as
   proxies that carry plain values across (None, bool, int, float, str and tuples, lists, sets
   and dicts of them, rebuilt here). A lying ``str`` subclass arrives as the plain ``str`` it
   holds; nothing the submission runs can reach a check, a counter, the reference or a verdict.
@@ -107,10 +107,10 @@ def student_launcher(*, memory_mb: int | None = None, under: Path | None = None)
 # -- in the grader ----------------------------------------------------------------------------
 
 
-def recheck_unit(folder: Path, grades: dict, *, release: Path, timeout: float = 120.0,
+def recheck_unit(folder: Path, grades: dict, *, lessons: Path, timeout: float = 120.0,
                  launcher: Callable | None = None) -> tuple[dict, list[str], list[str], bool]:
     """Re-checks every autograded notebook in ``folder`` (nbgrader's output) against the lesson's
-    released notebooks in ``release``; returns the grades (as ``grader.autograde`` reads them from
+    notebooks as the grader holds them in ``lessons`` (the run's copy of the source); returns the grades (as ``grader.autograde`` reads them from
     the gradebook) with each test cell's score set to its re-check's verdict, what was suspicious
     and what else went wrong (a cell out of CPU time), one line each, and whether the sandbox could
     not be started (then the unit is graded again: the machine's trouble, not the submission's).
@@ -131,7 +131,7 @@ def recheck_unit(folder: Path, grades: dict, *, release: Path, timeout: float = 
         if not cells:
             continue
         try:
-            verdicts, notes = run(path, release=Path(release) / path.name, timeout=timeout, launcher=launcher)
+            verdicts, notes = run(path, lesson=Path(lessons) / path.name, timeout=timeout, launcher=launcher)
         except (SandboxNotStarted, OSError) as error:  # the machine's trouble: graded again, never failed
             return grades, list(dict.fromkeys(suspicious)), problems + [f"the sandbox could not start: {error}"], True
         suspicious += notes
@@ -201,16 +201,17 @@ def _is_test(meta: dict) -> bool:
     return bool(meta.get("grade")) and not meta.get("solution")
 
 
-def run(path: Path, *, release: Path, timeout: float = 120.0, launcher: Callable | None = None) -> tuple[dict[str, Verdict], list[str]]:
-    """Re-checks the test cells of the notebook at `path` (nbgrader's output, test cells restored)
-    with the lesson's own cells from the released notebook `release`; returns ({grade id: Verdict},
-    suspicious notes). The submission's definitions are loaded into a student server (``launcher``
-    starts it, in the sandbox), the test cells run here."""
+def run(path: Path, *, lesson: Path, timeout: float = 120.0, launcher: Callable | None = None) -> tuple[dict[str, Verdict], list[str]]:
+    """Re-checks the submission at `path` (nbgrader's output) against the lesson's notebook as the
+    grader holds it, `lesson` (the course's source: its test cells, hidden tests and all, and its
+    own cells run here; its answers never run); returns ({grade id: Verdict}, suspicious notes).
+    Nothing of the submission runs here: its definitions are loaded into a student server
+    (``launcher`` starts it, in the sandbox), and no test cell's source is taken from it."""
     from grader.remote import Remote, RemoteFailure, SandboxNotStarted, python_source
 
     submitted = _code_cells(path)
-    lesson = _code_cells(release)
-    tests = {c["meta"].get("grade_id"): c["source"] for c in submitted if _is_test(c["meta"])}
+    lesson = _code_cells(lesson)
+    tests = {c["meta"].get("grade_id"): c["source"] for c in lesson if _is_test(c["meta"])}
     handed = _handed(lesson)
     # the submission's own cells (not its test cells: those are the grader's, and run here)
     cells = [c["source"] for c in submitted if not _is_test(c["meta"])]
@@ -236,8 +237,7 @@ def run(path: Path, *, release: Path, timeout: float = 120.0, launcher: Callable
                 continue  # the student's answer: loaded in the sandbox
             if _is_test(meta):
                 grade_id = str(meta.get("grade_id"))
-                if grade_id in tests:
-                    verdicts[grade_id] = _run_test(python_source(tests[grade_id]), grade_id, namespace, remote, timeout)
+                verdicts[grade_id] = _run_test(python_source(tests[grade_id]), grade_id, namespace, remote, timeout)
                 continue
             _define(python_source(cell["source"]), namespace, remote, min(timeout, LESSON_CELL_SECONDS))
         notes += [f"{note}: lying about its value? (graded on the plain value it holds)" for note in remote.subclasses]

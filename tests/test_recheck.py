@@ -7,6 +7,7 @@ notebook and the feedback show."""
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -44,7 +45,7 @@ def test_the_re_check_sees_the_grading_environment_so_demonstrations_shrink(tmp_
     monkeypatch.delenv("NBGRADER_EXECUTION", raising=False)  # the grader's own process need not have it
     path, release = notebook(tmp_path, "import ttt\nif ttt.autograding():\n    SIZE = 'small'\nelse:\n    SIZE = 'whole game tree'\n",
                              {"shrunk": "assert SIZE == 'small', SIZE"})
-    verdicts, notes = run(path, release=release, timeout=30, launcher=student_launcher(under=tmp_path))
+    verdicts, notes = run(path, lesson=release, timeout=30, launcher=student_launcher(under=tmp_path))
     assert list(verdicts) == ["shrunk"] and verdicts["shrunk"].passed and notes == []
 
 
@@ -56,7 +57,7 @@ def test_values_the_submission_passes_itself_are_its_own_but_what_reaches_the_gr
                    "def honest():\n    return str.__str__(inner()) if inner() == 'X' else 'O'\n\n"
                    "def cheat():\n    return inner()\n")
     path, release = notebook(tmp_path, definitions, {"honest": "assert honest() == 'X'", "cheat": "assert cheat() == 'O'"})
-    verdicts, notes = run(path, release=release, timeout=30, launcher=student_launcher(under=tmp_path))
+    verdicts, notes = run(path, lesson=release, timeout=30, launcher=student_launcher(under=tmp_path))
     assert verdicts["honest"].passed and verdicts["honest"].message == ""
     assert not verdicts["cheat"].passed and verdicts["cheat"].ename == "AssertionError"
     assert any(note.startswith("cheat returned a Yes (a subclass of str)") for note in notes), notes
@@ -111,7 +112,7 @@ def test_the_hidden_checks_run_once_in_the_re_check_whose_result_the_feedback_sh
 def test_a_check_out_of_cpu_time_names_the_call_it_was_making(tmp_path):
     path, release = notebook(tmp_path, "def minimax(board):\n    while True:\n        pass\n",
                              {"loops": "from grader.checks import check_minimax\n_ = check_minimax(minimax)"})
-    verdict = run(path, release=release, timeout=2, launcher=student_launcher(under=tmp_path))[0]["loops"]
+    verdict = run(path, lesson=release, timeout=2, launcher=student_launcher(under=tmp_path))[0]["loops"]
     assert not verdict.passed and verdict.ename == "TimeoutError" and verdict.hidden  # a hidden check's failure
     assert "more than its 2 s of CPU time, still in the call minimax(board)" in verdict.evalue
     assert "board:" in verdict.evalue and "as a list: [[" in verdict.evalue  # the board it was given, drawn
@@ -126,7 +127,7 @@ def test_a_function_that_ends_its_process_in_a_lesson_cell_costs_only_its_own_te
     lesson = nbformat.read(release, as_version=4)
     lesson.cells.insert(1, nbformat.v4.new_code_cell("probe = player([[None] * 3] * 3)\nother = stops()"))
     nbformat.write(lesson, release)
-    verdicts, _ = run(path, release=release, timeout=30, launcher=student_launcher(under=tmp_path))
+    verdicts, _ = run(path, lesson=release, timeout=30, launcher=student_launcher(under=tmp_path))
     assert not verdicts["plays"].passed and verdicts["fine"].passed
 
 
@@ -140,7 +141,18 @@ def test_a_value_that_names_a_module_of_the_package_imports_nothing_here(tmp_pat
                                        "ok = sys.modules.setdefault('ttt.__main__', fake)\nboom = fake.P(1)\n"
                                        "def player(board):\n    return fake.P(1)\n",
                              {"plays": "assert player([[None] * 3] * 3) == 'X'", "fine": "assert 1 + 1 == 2"})
-    verdicts, notes = run(path, release=release, timeout=30, launcher=student_launcher(under=tmp_path))
+    verdicts, notes = run(path, lesson=release, timeout=30, launcher=student_launcher(under=tmp_path))
     assert "ttt.__main__" not in sys.modules
     assert not verdicts["plays"].passed and verdicts["fine"].passed
     assert any("sys.modules" in note for note in notes), notes
+
+
+def test_a_test_cells_source_comes_from_the_lesson_never_from_the_submission(tmp_path):
+    # a submission whose copy of a test cell says something else (a copied cell with its grade id,
+    # say): the grader runs the lesson's own test, and nothing of the submission on its side
+    path, release = notebook(tmp_path, "def player(board):\n    return 'X'\n", {"plays": "assert player(None) == 'X'"})
+    submitted = nbformat.read(path, as_version=4)
+    submitted.cells[1].source = "import os\nos.environ['TTT_FORGED'] = '1'\nraise AssertionError('forged')"
+    nbformat.write(submitted, path)
+    verdicts, _ = run(path, lesson=release, timeout=30, launcher=student_launcher(under=tmp_path))
+    assert verdicts["plays"].passed and "TTT_FORGED" not in os.environ
