@@ -52,6 +52,7 @@ def until_line(process: subprocess.Popen, expected: str) -> None:
     assert line == expected, (line, process.stderr.read() if process.poll() is not None else "")
 
 
+PROJECT = Path(ttt.__file__).resolve().parents[1]
 ATTEMPT = """
 import errno, json, os
 def attempt(path, mode="a"):
@@ -426,17 +427,17 @@ def connect():
         return "connected"
     except OSError as error:
         return type(error).__name__
-print(json.dumps({{"uid": os.getuid(), "work": os.listdir("/work") if os.path.exists("/work") else None,
+print(json.dumps({{"uid": os.getuid(), "work": os.listdir({str(PROJECT.parent)!r}) if os.path.exists({str(PROJECT.parent)!r}) else None,
                   "root secrets": [name for name in (os.listdir("/root") if os.path.exists("/root") else [])
                                    if name != ".pyenv"],
-                  "ttt": attempt("/work/main/ttt/x"), "here": attempt("made.txt", "w"), "cwd": os.getcwd(),
+                  "ttt": attempt({str(Path(ttt.__file__).resolve().parent / "x")!r}), "here": attempt("made.txt", "w"), "cwd": os.getcwd(),
                   "network": connect(), "env": sorted(os.environ)}}))
 """)
         assert reply["content"]["status"] == "ok", reply["content"]
         found = json.loads("".join(printed).splitlines()[-1])
         if ROOT:
             assert found["uid"] != 0
-        assert found["work"] in (None, ["main"])
+        assert found["work"] in (None, [PROJECT.name])  # beside the project: nothing
         assert found["root secrets"] == []
         # the kernel works in a copy of the notebook's folder, inside its own run folder: what it writes stays there
         assert found["ttt"] in ("EROFS", "EACCES") and found["here"] == "written" and found["cwd"] == str(run_folder / "work")
