@@ -12,9 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from ttt.draw import draw_tree
+from ttt.draw import _plan, draw_tree
 from ttt.games.classic import TicTacToe, parse_board
 from ttt.tictactoe import from_text
+from ttt.search import Cutoff
 from ttt.trace import Trace, record, record_calls
 
 STUDENT = (Path(__file__).parent / "data" / "naive_tictactoe.py").read_text() + '''
@@ -184,3 +185,54 @@ def test_code_that_calls_the_search_directly_tells_the_recorder_the_move():
     recorder.chose(board, move)
     told = recorder.trace()
     assert told.chosen == 3 * move[0] + move[1] and told.nodes[0].best_move == told.chosen
+
+
+# --- keeping only the nodes a picture draws -------------------------------------------------
+
+
+@pytest.mark.parametrize("board", ["X../.../...", "XO./.X./..O"])
+@pytest.mark.parametrize("depth, cap", [(1, 300), (2, 300), (3, 40), (9, 100)])
+def test_a_recording_keeps_the_first_nodes_that_deep_and_counts_the_rest(student, board, depth, cap):
+    with record_calls(student) as whole_recorder:
+        student["minimax"](from_text(board))
+    whole = whole_recorder.trace()
+    with record_calls(student, max_depth=depth, max_nodes=cap) as recorder:
+        student["minimax"](from_text(board))
+    kept = recorder.trace()
+    nodes, all_nodes = kept.nodes, whole.nodes
+    assert 0 < len(nodes) <= cap and max(n.depth for n in nodes.values()) <= depth
+    assert kept.node_count == whole.node_count  # every node the search visited is counted ...
+    assert sum(kept.unkept.values()) == whole.node_count - len(nodes)  # ... the rest under a kept node
+    same = dict(zip(sorted(nodes), _plan(all_nodes, max_depth=depth, max_nodes=cap).shown))
+    assert len(same) == len(nodes)  # the kept nodes are the whole recording's first ones that deep ...
+    for i, node in nodes.items():  # ... with its boards, moves and values
+        twin = all_nodes[same[i]]
+        assert (node.state, node.move, node.value) == (twin.state, twin.move, twin.value)
+        assert node.parent is None and twin.parent is None or same[node.parent] == twin.parent
+    below = {i: 0 for i in all_nodes}  # each node's subtree in the whole recording
+    for i in sorted(all_nodes, reverse=True):
+        below[i] += 1
+        if all_nodes[i].parent is not None:
+            below[all_nodes[i].parent] += below[i]
+    for i, node in nodes.items():  # counted under a kept node: its subtree, less its kept children's
+        assert kept.unkept.get(i, 0) == below[same[i]] - 1 - sum(below[same[c]] for c in node.children)
+    assert kept.cutoffs == whole.cutoffs == 0  # plain minimax prunes nothing, however little is kept
+
+
+def test_a_recording_that_keeps_little_still_shows_a_students_pruning(student):
+    source = STUDENT.replace("values = [value(result(board, action)) for action in actions(board)]",
+                             "values = []\n    for action in sorted(actions(board)):\n"
+                             "        values.append(value(result(board, action)))\n"
+                             "        if values[-1] == (1 if player(board) == X else -1):\n            break")
+    assert source != STUDENT
+    namespace: dict = {}
+    exec(source, namespace)
+    board = from_text("XO./.X./...")
+    with record_calls(namespace) as whole_recorder:
+        namespace["value"](board)
+    with record_calls(namespace, max_depth=1) as recorder:
+        namespace["value"](board)
+    whole, kept = whole_recorder.trace(), recorder.trace()
+    cut = {whole.nodes[e.node].state: e.skipped for e in whole.events if isinstance(e, Cutoff) and whole.nodes[e.node].depth <= 1}
+    assert cut  # the search stops at a winning move: a cut-off at the root or just below
+    assert {kept.nodes[e.node].state: e.skipped for e in kept.events if isinstance(e, Cutoff)} == cut

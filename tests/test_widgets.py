@@ -9,6 +9,9 @@ checked in ``tests/test_browser.py``.
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
 from ttt.draw import _value_text, step_sentence
@@ -179,8 +182,9 @@ def test_the_computers_thinking_for_a_registered_player_is_alpha_beta():
     assert "has not moved yet" in board.thinking_caption and board.thinking_tree == {}
     board.click(4)
     trace, caption = board.thinking_trace()
-    expected = record(GAME, "....X....", algorithm="alphabeta", ordered=True)
-    assert trace.events == expected.events
+    expected = record(GAME, "....X....", algorithm="alphabeta", ordered=True, max_depth=2, max_nodes=300)
+    assert trace.events == expected.events  # only the nodes the panel draws are kept ...
+    assert trace.node_count == record(GAME, "....X....", algorithm="alphabeta", ordered=True).node_count  # ... all counted
     assert caption == "Alpha-beta from .../.X./..., best moves first."
     assert board.thinking_tree["nodes"][0]["board"] == "....X...."
     assert max(n["depth"] for n in board.thinking_tree["nodes"]) == 2  # "moves deep"
@@ -337,3 +341,63 @@ def test_the_explorer_steps_through_a_bigger_game():
     assert explorer.editor is False and explorer.tree["nodes"][0]["last"] is None
     explorer.forward()
     assert "Start at the root, MAX node 0" in explorer.sentence() and explorer.status == ""
+
+
+# --- the computer's thinking sends only what it draws ----------------------------------------
+
+NAIVE = (Path(__file__).parent / "data" / "naive_tictactoe.py").read_text()
+FULL_TREE = 549_946  # the nodes a plain minimax visits from the empty board, the board itself included
+
+
+def notebook_minimax():
+    """Return a plain CS50 minimax (no pruning, no memo) defined as a notebook defines it: in ``__main__``."""
+    namespace = {"__name__": "__main__"}
+    exec(NAIVE, namespace)
+    return namespace["minimax"]
+
+
+def check_thinking_sent(board: PlayableBoard, *, depth: int) -> dict:
+    """Assert the panel sends at most its drawing's nodes, a step only for a drawn node's event; return the tree."""
+    tree = board.thinking_tree
+    drawn = {n["id"] for n in tree["nodes"]}
+    assert 0 < len(drawn) <= PlayableBoard.THINKING_NODES
+    assert max(n["depth"] for n in tree["nodes"]) <= depth
+    trace = board._trace
+    assert len(trace.nodes) <= PlayableBoard.THINKING_NODES  # recorded and kept: no more than drawn
+    assert {s["node"] for s in tree["steps"]} <= drawn
+    assert len(tree["steps"]) == sum(e.node in drawn for e in trace.events)
+    assert all(1 <= n["enter"] <= n["done"] <= len(tree["steps"]) for n in tree["nodes"])
+    assert len(json.dumps(tree)) < 1000 * len(drawn)  # under a kilobyte a drawn node
+    return tree
+
+
+@pytest.mark.parametrize("opponent", ["own", "minimax"])
+def test_the_thinking_panel_sends_only_what_it_draws_from_the_empty_board(opponent):
+    board = PlayableBoard(notebook_minimax() if opponent == "own" else "minimax", side="X")
+    board.thinking = True
+    board.side = "O"  # a new game: the computer opens from the empty board
+    assert board.state.count("X") == 1 and board.thought_from == "........."
+    tree = check_thinking_sent(board, depth=2)
+    if opponent == "own":
+        assert tree["total"] == FULL_TREE  # every node searched is counted, ...
+        assert len(tree["nodes"]) == 1 + 9 + 72  # ... two moves deep are drawn
+        more = sum(int(s["text"].split()[1]) for s in tree["stubs"] if s["kind"] == "more")
+        assert more == FULL_TREE - len(tree["nodes"])  # ... and the rest said in the "… N more" rows
+        assert tree["nodes"][0]["texts"][-1][1] == "v = 0" and tree["nodes"][0]["size"] == FULL_TREE
+    board.thinking_depth = 9  # deeper: recorded again, still no more than the panel draws
+    tree = check_thinking_sent(board, depth=9)
+    assert len(tree["nodes"]) == PlayableBoard.THINKING_NODES
+
+
+def test_the_thinking_panel_mid_game_draws_the_students_calls_with_their_values():
+    board = PlayableBoard(notebook_minimax(), side="X")
+    board.thinking = True
+    board.click(0)
+    tree = check_thinking_sent(board, depth=2)
+    whole = record(GAME, "X........", algorithm="minimax")
+    assert tree["total"] == whole.node_count == 59_705
+    values = {n["board"]: n["texts"][-1][1] for n in tree["nodes"]}
+    for node in whole.nodes.values():
+        if node.depth <= 2:
+            assert values["".join(node.state)] == f"v = {int(node.value)}"
+    assert len(json.dumps(tree)) < 40_000

@@ -90,13 +90,34 @@ def _child_returned(parent: TraceNode, v: float) -> None:
 
 
 class Recorder:
-    """A tracer that keeps every event it receives, in order."""
+    """A tracer that keeps the events it receives, in order: all of them, or those of the first
+    `max_nodes` nodes no deeper than `max_depth` (a node is kept only under a kept parent).
 
-    def __init__(self) -> None:
+    The nodes it leaves out are only counted, each under its nearest kept ancestor (`unkept`),
+    so a picture of the kept part can still say how many nodes lie below it.
+    """
+
+    def __init__(self, *, max_depth: Optional[int] = None, max_nodes: Optional[int] = None) -> None:
         self.events: list[Event] = []
+        self.max_depth = math.inf if max_depth is None else max_depth
+        self.max_nodes = math.inf if max_nodes is None else max_nodes
+        self.unkept: dict[int, int] = {}
+        self._kept: set[int] = set()
+        self._path: list[int] = []  # the kept nodes on the way down to the newest node, by depth
 
     def __call__(self, event: Event) -> None:
-        self.events.append(event)
+        if isinstance(event, Enter):
+            path, depth = self._path, event.depth
+            del path[depth:]
+            if (depth <= self.max_depth and len(self._kept) < self.max_nodes
+                    and (event.parent is None or event.parent in self._kept)):
+                self._kept.add(event.node)
+                path.append(event.node)
+                self.events.append(event)
+            elif path:
+                self.unkept[path[-1]] = self.unkept.get(path[-1], 0) + 1
+        elif event.node in self._kept:
+            self.events.append(event)
 
 
 @dataclass
@@ -109,6 +130,7 @@ class Trace:
     algorithm: str = ""
     chosen: Any = None  # a recorded student search: the move its code returned at the root
     true_values: dict[int, float] = field(default_factory=dict)  # node -> its value with perfect play, where known
+    unkept: dict[int, int] = field(default_factory=dict)  # node -> the nodes searched below it that were not kept
 
     def __len__(self) -> int:
         return len(self.events)
@@ -116,7 +138,7 @@ class Trace:
     def upto(self, k: int) -> "Trace":
         """Return the trace of the first `k` events: the search as it stood after step `k`."""
         return Trace(self.game, self.events[: max(0, k)], self.result if k >= len(self.events) else None, self.algorithm,
-                     self.chosen, self.true_values)
+                     self.chosen, self.true_values, self.unkept if k >= len(self.events) else {})
 
     @property
     def nodes(self) -> dict[int, TraceNode]:
@@ -213,8 +235,8 @@ class Trace:
 
     @property
     def node_count(self) -> int:
-        """Return how many nodes the events enter."""
-        return sum(isinstance(e, Enter) for e in self.events)
+        """Return how many nodes the search visited: those the events enter, and those not kept (`unkept`)."""
+        return sum(isinstance(e, Enter) for e in self.events) + sum(self.unkept.values())
 
     def _repr_mimebundle_(self, include=None, exclude=None) -> dict:
         """Display inline in Jupyter as its drawn tree (``ttt.draw.draw_tree``, rendered by dot).
@@ -271,14 +293,17 @@ def record(
     ordered: bool = False,
     depth: Optional[int] = None,
     evaluate: Optional[Callable[[Any], float]] = None,
+    max_depth: Optional[int] = None,
+    max_nodes: Optional[int] = None,
 ) -> Trace:
     """Return the trace of one search from `state`.
 
     `algorithm` is 'minimax', 'alphabeta' or 'depth-limited' (which needs `depth`, and uses
     `evaluate` or the game's own ``evaluate``); `ordered` tries moves in the game's best-first
-    order instead of row by row.
+    order instead of row by row. `max_depth` and `max_nodes` keep only the events of the first
+    nodes that deep (see `Recorder`): the search is the same, the rest is only counted.
     """
-    recorder = Recorder()
+    recorder = Recorder(max_depth=max_depth, max_nodes=max_nodes)
     order = game.order_moves if ordered else None
     if algorithm == "minimax":
         result = search.minimax(game, state, tracer=recorder)
@@ -293,7 +318,7 @@ def record(
         result = search.depth_limited(game, state, depth=depth, evaluate=evaluate, order=order, tracer=recorder)
     else:
         raise ValueError(f"unknown algorithm {algorithm!r}; choose one of: {', '.join(ALGORITHMS)}")
-    return Trace(game, recorder.events, result, algorithm)
+    return Trace(game, recorder.events, result, algorithm, unkept=recorder.unkept)
 
 
 # --- a student's own search, recorded through its calls to result() --------------------------
@@ -315,12 +340,24 @@ class CallRecorder:
     ``alphabeta`` returned (`chose`). A node where the search tried only some of the legal
     moves is a cut-off: the moves it never tried are its skipped moves. Recording never changes
     what the student's code does: a board it cannot read is left out of the tree.
+
+    `max_depth` and `max_nodes` keep only the first nodes that deep (moves below the first
+    board the search made a move from), as `Recorder` does: the others are only counted, under
+    their nearest kept ancestor (`Trace.unkept`), after a look at how many marks their board
+    holds, so recording a whole game's search costs little more than the search itself.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, *, max_depth: Optional[int] = None, max_nodes: Optional[int] = None) -> None:
         from ttt.games.classic import TicTacToe
 
         self.game = TicTacToe()
+        self.max_depth = math.inf if max_depth is None else max_depth
+        self.max_nodes = math.inf if max_nodes is None else max_nodes
+        self.unkept: dict[int, int] = {}
+        self._root_marks: Optional[int] = None
+        self._path: list[int] = []  # the kept nodes on the way down to the newest node, by depth
+        self._tried: dict[int, set] = {}  # a kept node -> the moves tried from it whose nodes were not kept
+        self._first_values: dict[Any, Any] = {}  # a move from the root whose node was not kept -> its value
         self.events: list[Event] = []
         self._latest: dict[str, int] = {}  # board -> the newest node holding it
         self._depth: list[int] = []  # node id -> depth
@@ -337,7 +374,30 @@ class CallRecorder:
         self.events.append(Enter(node, parent, move, text, depth, self.game.to_move(text) == "X", -math.inf, math.inf))
         return node
 
+    def _beyond(self, board: Any) -> bool:
+        """Return True if `board`'s node is deeper than the nodes kept (told by its marks alone)."""
+        if self._root_marks is None:
+            return False
+        marks = _marks(board)
+        return marks is not None and marks - self._root_marks > self.max_depth
+
     def on_result(self, board: Any, action: Any, child: Any) -> None:
+        marks = _marks(child)
+        if self._root_marks is None and marks is not None:
+            self._root_marks = marks - 1
+        if marks is not None:
+            depth = marks - self._root_marks
+            path = self._path
+            del path[max(depth, 0):]
+            if depth > self.max_depth or len(self._depth) >= self.max_nodes:  # only counted
+                if path:
+                    self.unkept[path[-1]] = self.unkept.get(path[-1], 0) + 1
+                    if len(path) == depth:  # a move tried from a kept node
+                        try:
+                            self._tried.setdefault(path[-1], set()).add(3 * action[0] + action[1])
+                        except (TypeError, IndexError):
+                            pass
+                return
         before, after = _text(board), _text(child)
         if before is None or after is None:
             return
@@ -348,9 +408,14 @@ class CallRecorder:
         parent = self._latest.get(before)
         if parent is None:
             parent = self._node_for(before, None, None, 0)
-        self._node_for(after, parent, square, self._depth[parent] + 1)
+            self._path[:] = [parent]
+        node = self._node_for(after, parent, square, self._depth[parent] + 1)
+        if marks is not None:
+            self._path.append(node)
 
     def on_utility(self, board: Any, value: Any) -> None:
+        if self._beyond(board):
+            return
         text = _text(board)
         node = self._latest.get(text) if text is not None else None
         if node is not None and node not in self._valued and _is_number(value):
@@ -359,10 +424,18 @@ class CallRecorder:
 
     def on_value(self, board: Any, value: Any) -> None:
         """Record that the student's value function returned `value` for `board`."""
+        if self._beyond(board):
+            return
         text = _text(board)
         if text is None or not _is_number(value):
             return
         node = self._latest.get(text)
+        if node is None and self._depth:  # a board whose node was not kept: only a root's move's value is
+            if self._root_marks is not None and _marks(board) == self._root_marks + 1:
+                moved = [s for s in range(9) if text[s] != self._states[0][s]]
+                if len(moved) == 1:
+                    self._first_values[moved[0]] = value
+            return
         if node is None:  # a value asked for at the root, before any move was tried
             node = self._node_for(text, None, None, 0)
         if node in self._valued and self._valued[node] == value:
@@ -408,9 +481,11 @@ class CallRecorder:
                 moves_of.setdefault(e.parent, {})[e.move] = e.node
         values = {e.node: e.value for e in events if isinstance(e, (Leaf, Exit))}
         exits = {e.node for e in events if isinstance(e, Exit)}
-        if 0 in moves_of and 0 not in exits and exits:  # the root's value: its chosen child's, as the search chose it
+        if 0 in moves_of and 0 not in exits and (exits or self._first_values):  # the root's value: its chosen child's
             if self.chosen in moves_of[0] and moves_of[0][self.chosen] in values:
                 events.append(Exit(0, values[moves_of[0][self.chosen]], self.chosen, -math.inf, math.inf))
+            elif self.chosen in self._first_values:  # that child was not kept
+                events.append(Exit(0, self._first_values[self.chosen], self.chosen, -math.inf, math.inf))
             elif self.chosen is None and all(c in values for c in moves_of[0].values()):  # chosen not told (`chose`)
                 found = [values[c] for c in moves_of[0].values()]
                 maximizing = self.game.to_move(self._states[0]) == "X"
@@ -438,9 +513,9 @@ class CallRecorder:
                 before_exit[parent] = max(before_exit[parent], whole[node])
                 whole[parent] = max(whole[parent], whole[node])
         inserts = []
-        for node, kids in children.items():
+        for node in set(children) | set(self._tried):
             state = self._states[node]
-            tried = {move_of[c] for c in kids}
+            tried = {move_of[c] for c in children.get(node, ())} | self._tried.get(node, set())
             try:
                 skipped = () if classic.is_terminal(state) else tuple(m for m in classic.moves(state) if m not in tried)
             except Exception:  # noqa: BLE001  (a board the rules cannot read: no cut-off to show)
@@ -457,7 +532,7 @@ class CallRecorder:
             except ValueError:
                 truth[state] = None
         true_values = {node: truth[state] for node, state in enumerate(self._states) if truth[state] is not None}
-        return Trace(self.game, events, None, "your search", self.chosen, true_values)
+        return Trace(self.game, events, None, "your search", self.chosen, true_values, dict(self.unkept))
 
 
 def _text(board: Any) -> Optional[str]:
@@ -470,21 +545,33 @@ def _text(board: Any) -> Optional[str]:
         return None
 
 
+def _marks(board: Any) -> Optional[int]:
+    """Return how many X and O a CS50 board holds, quickly, or None if it is not one."""
+    try:
+        first, second, third = board
+        return (first.count("X") + first.count("O") + second.count("X") + second.count("O")
+                + third.count("X") + third.count("O"))
+    except Exception:  # noqa: BLE001  (recording must never fail the search)
+        return None
+
+
 def _is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 @contextlib.contextmanager
-def record_calls(namespace: MutableMapping[str, Any]) -> Iterator[CallRecorder]:
+def record_calls(namespace: MutableMapping[str, Any], *, max_depth: Optional[int] = None,
+                 max_nodes: Optional[int] = None) -> Iterator[CallRecorder]:
     """Record the tree a search explores through ``namespace['result']`` while inside the block.
 
     `namespace` is where the search looks its functions up: a notebook's ``globals()``, or a
     module's ``vars(module)``. ``result`` and, when present, ``utility``, the value functions
     (`VALUE_NAMES`) and the searches (`SEARCH_NAMES`) are wrapped for the duration and put
     back afterwards, even if the search raises. The wrappers pass every call and every
-    exception through unchanged.
+    exception through unchanged. `max_depth` and `max_nodes` keep only the first nodes that
+    deep, counting the others (see `CallRecorder`).
     """
-    recorder = CallRecorder()
+    recorder = CallRecorder(max_depth=max_depth, max_nodes=max_nodes)
     names = ("result", "utility") + VALUE_NAMES + SEARCH_NAMES
     originals = {name: namespace.get(name) for name in names if callable(namespace.get(name))}
     if "result" not in originals:
@@ -492,24 +579,30 @@ def record_calls(namespace: MutableMapping[str, Any]) -> Iterator[CallRecorder]:
     searching = [0]
 
     def wrap(name: str, original: Callable) -> Callable:
+        if name in SEARCH_NAMES:
+            return wrap_search(original)
+        hook = recorder.on_result if name == "result" else recorder.on_utility if name == "utility" else recorder.on_value
+        needs = 2 if name == "result" else 1
+
+        @functools.wraps(original)
+        def wrapped(*args: Any, **kwargs: Any) -> Any:  # called once a node: kept short
+            answer = original(*args, **kwargs)
+            if len(args) >= needs:
+                hook(*args[:needs], answer)
+            return answer
+
+        return wrapped
+
+    def wrap_search(original: Callable) -> Callable:
         @functools.wraps(original)
         def wrapped(*args: Any, **kwargs: Any) -> Any:
-            if name in SEARCH_NAMES:
-                searching[0] += 1
+            searching[0] += 1
             try:
                 answer = original(*args, **kwargs)
             finally:
-                if name in SEARCH_NAMES:
-                    searching[0] -= 1
-            if args:
-                if name == "result" and len(args) >= 2:
-                    recorder.on_result(args[0], args[1], answer)
-                elif name == "utility":
-                    recorder.on_utility(args[0], answer)
-                elif name in VALUE_NAMES:
-                    recorder.on_value(args[0], answer)
-                elif name in SEARCH_NAMES and searching[0] == 0:
-                    recorder.chose(args[0], answer)
+                searching[0] -= 1
+            if args and searching[0] == 0:
+                recorder.chose(args[0], answer)
             return answer
 
         return wrapped

@@ -232,7 +232,12 @@ class PlayableBoard(GameBoard):
     computer's thinking" shows the search behind the computer's last move: the calls your
     function made to ``result`` (recorded with ``ttt.trace.record_calls``), or for a registered
     player alpha-beta's search from that position; "moves deep" sets how deep it opens.
+    The panel records, keeps and sends only what it draws (at most `THINKING_NODES` nodes, no
+    more moves deep than asked, a step for each drawn node's event), so ticking it costs little
+    more than the search itself, even from the empty board.
     """
+
+    THINKING_NODES = 300  # the most nodes the panel draws
 
     thinking = traitlets.Bool(False).tag(sync=True)
     thinking_depth = traitlets.Int(2).tag(sync=True)
@@ -243,6 +248,8 @@ class PlayableBoard(GameBoard):
         self.game = TicTacToe()
         self.thought_from: Optional[str] = None  # the position of the computer's last move
         self._trace: Optional[Trace] = None
+        self._trace_depth = 0  # how deep the recorded search's kept nodes go
+        self._shown: Optional[tuple] = None  # (trace, depth) of the tree sent
         choices: dict[str, Any] = {}
         if not isinstance(opponent, str):
             choices[OWN + getattr(opponent, "__name__", "function")] = opponent
@@ -277,13 +284,16 @@ class PlayableBoard(GameBoard):
     def _new_game_hook(self) -> None:
         self.thought_from, self._trace = None, None
 
+    def _limits(self) -> dict[str, int]:
+        return {"max_depth": self.thinking_depth, "max_nodes": self.THINKING_NODES}
+
     def _computer_moves(self) -> str:
         before = self.state
         own = self._choices[self.opponent]
         if self.thinking and _is_own_function(own):
-            with record_calls(own.__globals__) as recorder:
+            with record_calls(own.__globals__, **self._limits()) as recorder:
                 said = super()._computer_moves()
-            self._trace = recorder.trace()
+            self._trace, self._trace_depth = recorder.trace(), self.thinking_depth
         else:
             said = super()._computer_moves()
             self._trace = None
@@ -304,15 +314,17 @@ class PlayableBoard(GameBoard):
         from ttt.widgets.explorer import tree_data
 
         if not self.thinking:
-            self.thinking_tree, self.thinking_caption = {}, ""
+            self.thinking_tree, self.thinking_caption, self._shown = {}, "", None
             return
         if self.thought_from is None:
-            self.thinking_tree = {}
+            self.thinking_tree, self._shown = {}, None
             self.thinking_caption = "The computer has not moved yet: its search appears after its move."
             return
         trace, caption = self.thinking_trace()
         self.thinking_caption = caption if trace.events else "No search was recorded: the computer made no calls to look at."
-        self.thinking_tree = tree_data(trace, max_depth=self.thinking_depth, max_nodes=300)
+        if self._shown != (id(trace), self.thinking_depth):  # the tree is built once a search and depth
+            self.thinking_tree = tree_data(trace, max_depth=self.thinking_depth, max_nodes=self.THINKING_NODES, every_step=False)
+            self._shown = (id(trace), self.thinking_depth)
 
     def thinking_trace(self) -> tuple[Trace, str]:
         """Return the search behind the computer's last move, and a caption saying whose it is."""
@@ -321,14 +333,17 @@ class PlayableBoard(GameBoard):
             raise ValueError("the computer has not moved yet")
         own = self._choices[self.opponent]
         where = format_board(before, inline=True)
+        if self._trace is not None and self._trace_depth < self.thinking_depth:
+            self._trace = None  # recorded less deep than asked: recorded again
         if _is_own_function(own):
             if self._trace is None:
-                with record_calls(own.__globals__) as recorder:
+                with record_calls(own.__globals__, **self._limits()) as recorder:
                     self._player(before)
-                self._trace = recorder.trace()
+                self._trace, self._trace_depth = recorder.trace(), self.thinking_depth
             return self._trace, f"The calls {self.opponent_name} made to result() from {where}."
         if self._trace is None:
-            self._trace = record(self.game, before, algorithm="alphabeta", ordered=True)
+            self._trace = record(self.game, before, algorithm="alphabeta", ordered=True, **self._limits())
+            self._trace_depth = self.thinking_depth
         searcher = "" if self.opponent in ("minimax", "alphabeta") else f" ({self.opponent_name} does not search; this is what alpha-beta sees)"
         return self._trace, f"Alpha-beta from {where}, best moves first{searcher}."
 

@@ -17,7 +17,7 @@ from typing import Any, Optional
 
 import traitlets
 
-from ttt.draw import _plan, _value_text, _window_text, drawn_as_grid, number, step_sentence, step_sentences
+from ttt.draw import _plan, _value_text, _window_text, drawn_as_grid, event_sentence, number, step_sentence
 from ttt.errors import InvalidBoardError
 from ttt.games.classic import TicTacToe
 from ttt.search import Cutoff, Enter, Exit, Leaf
@@ -25,7 +25,8 @@ from ttt.trace import ALGORITHMS, Trace, TreeBuilder, backed_up_values, build_tr
 from ttt.widgets.base import Widget, shows_errors
 
 
-def tree_data(trace: Trace, *, max_depth: Optional[int] = None, max_nodes: Optional[int] = 500) -> dict[str, Any]:
+def tree_data(trace: Trace, *, max_depth: Optional[int] = None, max_nodes: Optional[int] = 500,
+              every_step: bool = True) -> dict[str, Any]:
     """Return what the browser needs to show every step of `trace`, as JSON-ready data.
 
     ``nodes``: the drawn nodes in search order (at most `max_nodes`, no deeper than
@@ -35,7 +36,10 @@ def tree_data(trace: Trace, *, max_depth: Optional[int] = None, max_nodes: Optio
     shows from each step on. ``stubs``: the rows for cut-offs ("✂ pruned: 7, 8", from the step
     of the cut-off) and for nodes left out ("… 12 more"). ``steps``: for each step, the node
     it is about (the nearest drawn one), its sentence and ``[nodes, cut-offs, moves pruned]``
-    so far. ``pv``: the principal variation, bold at the last step.
+    so far. ``pv``: the principal variation, bold at the last step. With ``every_step=False``
+    only the events of drawn nodes are steps (a picture of the finished search needs no more),
+    so what is sent grows with the drawing, not with the search. Nodes the trace did not keep
+    (``Trace.unkept``) count in the sizes and the "… N more" rows.
     """
     game = trace.game
     events = trace.events
@@ -49,7 +53,8 @@ def tree_data(trace: Trace, *, max_depth: Optional[int] = None, max_nodes: Optio
     def anchor(i: int) -> int:
         return i if i in shown else plan.hidden_by.get(i, plan.shown[0] if plan.shown else i)
 
-    sizes = {i: 1 for i in whole}
+    unkept = trace.unkept
+    sizes = {i: 1 + unkept.get(i, 0) for i in whole}
     for i in sorted(whole, reverse=True):  # children have larger ids than their parents
         if whole[i].parent is not None:
             sizes[whole[i].parent] += sizes[i]
@@ -78,11 +83,27 @@ def tree_data(trace: Trace, *, max_depth: Optional[int] = None, max_nodes: Optio
     steps = []
     builder = TreeBuilder()
     tally = [0, 0, 0]
-    sentences = step_sentences(trace)
-    for k, event in enumerate(events, start=1):
+    k = 0
+    entered: dict[int, int] = {}  # a node left out of the drawing -> the step from which it counts as reached
+    for event in events:
         changed = builder.apply(event)
+        if every_step or event.node in nodes:
+            k += 1
+        else:  # not a step of its own: counted, and its node's changes shown from the next step on
+            if isinstance(event, Enter):
+                entered[event.node] = k + 1
+                tally[0] += 1
+            elif isinstance(event, Cutoff):
+                tally[1] += 1
+                tally[2] += len(event.skipped)
+            for i in changed:
+                if i in nodes:
+                    _add_text(nodes[i], k + 1, _value_text(builder.nodes[i], known=known),
+                              _window_text(builder.nodes[i]) if windows else "")
+            continue
         if isinstance(event, Enter):
             tally[0] += 1
+            entered[event.node] = k
             if event.node in nodes:
                 nodes[event.node]["enter"] = k
         elif isinstance(event, Cutoff):
@@ -98,16 +119,30 @@ def tree_data(trace: Trace, *, max_depth: Optional[int] = None, max_nodes: Optio
             if i in nodes:
                 _add_text(nodes[i], k, _value_text(builder.nodes[i], known=known),
                           _window_text(builder.nodes[i]) if windows else "")
-        steps.append({"node": anchor(event.node), "sentence": sentences[k - 1], "counts": list(tally)})
+        steps.append({"node": anchor(event.node), "sentence": event_sentence(game, event, builder.nodes, windows=windows),
+                      "counts": list(tally)})
+    if not every_step:  # a change made after the last step shows at the last step
+        for node in nodes.values():
+            late = [t for t in node["texts"] if t[0] > len(steps)]
+            if late:
+                node["texts"] = [t for t in node["texts"] if t[0] < len(steps)] + [[len(steps)] + late[-1][1:]]
     if not known:  # a search recorded through its calls: the values backed up from its leaves, at the end
         for i, value in backed_up_values(whole).items():
             if i in nodes:
-                _add_text(nodes[i], len(events), f"v = {number(value)}", nodes[i]["texts"][-1][2] if nodes[i]["texts"] else "")
+                _add_text(nodes[i], len(steps), f"v = {number(value)}", nodes[i]["texts"][-1][2] if nodes[i]["texts"] else "")
+    more: dict[int, int] = {}  # a drawn node -> the nodes below it left out of the drawing
+    first_step: dict[int, int] = {}
     for a, below in plan.more.items():
+        more[a] = len(below) + sum(unkept.get(i, 0) for i in below)
         first = min(below)
-        stubs.append({"kind": "more", "node": a, "after": last_shown[a], "step": nodes[first]["enter"] if first in nodes else
-                      next(k for k, e in enumerate(events, start=1) if isinstance(e, Enter) and e.node == first),
-                      "depth": whole[a].depth + 1, "text": f"… {len(below)} more"})
+        first_step[a] = nodes[first]["enter"] if first in nodes else min(entered.get(first, len(steps)), len(steps))
+    for a, count in unkept.items():
+        if a in nodes and count:
+            more[a] = more.get(a, 0) + count
+            first_step.setdefault(a, max(nodes[a]["enter"], 1))
+    for a, count in more.items():
+        stubs.append({"kind": "more", "node": a, "after": last_shown[a], "step": first_step[a],
+                      "depth": whole[a].depth + 1, "text": f"… {count} more"})
     stubs.sort(key=lambda s: (s["after"], -s["depth"]))
     path = trace.principal_variation()
     return {
