@@ -55,7 +55,7 @@ def draw(board: Any) -> str:
     picture = "\n   ---+---+---\n".join("   " + row for row in rows)
     if classic.is_terminal(text):
         w = classic.winner(text)
-        status = f"{w} has won" if w else "a draw: the board is full"
+        status = f"{w} has won" if w else "a tie: the board is full"
     else:
         status = f"{classic.to_move(text)} to move"
     return f"{picture}\n   ({status})"
@@ -145,13 +145,13 @@ def _student_line(error: BaseException) -> str:
     """Return 'line N of f: <code>' for the innermost frame of the error in the student's code."""
     told = getattr(error, "remote_line", None)  # raised in the submission's sandbox, which said where
     if isinstance(told, str):
-        return told
+        return told.rstrip().removesuffix(":")  # a line whose code could not be read ends at its number
     for frame, line in reversed(list(traceback.walk_tb(error.__traceback__))):
         code = frame.f_code
         if _not_the_student_s(code.co_filename):
             continue
         text = linecache.getline(code.co_filename, line, frame.f_globals).strip()
-        return f"in {code.co_name}, line {line}: {text}"
+        return f"in {code.co_name}, line {line}: {text}" if text else f"in {code.co_name}, line {line}"
     return ""
 
 
@@ -216,11 +216,24 @@ def _shown(value: Any) -> str:
 
 
 def _kind_of(value: Any) -> str:
-    """Return the type of `value`, with its length for a container: 'list of 9 items'."""
-    name = type(value).__name__
+    """Return what `value` is in a student's words: 'None', 'the text 'x'', 'the number 3', 'True', 'a list of 9 items'."""
+    if value is None or isinstance(value, bool):
+        return repr(value)
+    if isinstance(value, str):
+        return f"the text {value!r}"
+    if isinstance(value, (int, float)):
+        return f"the number {value!r}"
     if isinstance(value, (list, tuple, set, dict)):
+        name = {list: "list", tuple: "tuple", set: "set", dict: "dictionary"}.get(type(value), type(value).__name__)
         return f"a {name} of {_plural_items(len(value))}"
-    return name
+    return repr(value)
+
+
+def _what_it_is(value: Any) -> str:
+    """Return what `value` is in a student's words (`_kind_of`); a library's value by its type (``numpy.bool``)."""
+    if type(value).__module__ == "builtins" or value is None:
+        return _kind_of(value)
+    return _type_name(value)
 
 
 def _plural_items(n: int) -> str:

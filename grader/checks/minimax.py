@@ -71,7 +71,7 @@ def _check_move(student: _Student, text: Text, *, checked: str) -> None:
                     kind="not an action on an empty square")
     if square not in best:
         after = classic.value(classic.play(text, square))
-        words = {1: "X wins", 0: "a draw", -1: "O wins"}
+        words = {1: "X wins", 0: "a tie", -1: "O wins"}
         raise _fail(
             call,
             _board(text),

@@ -162,7 +162,7 @@ NODE_BUDGET = 400_000  # lesson 6's match: the moves a student's search may make
 def play_depths(depth_limited_move: Callable, *, game: Any, opponent: Callable[[], Callable], depths: tuple = (1, 2, 3, 4),
                 games: int = 10, nodes: int = NODE_BUDGET, seconds: float = 10, slow: str = "",
                 progress: Callable[[], Any] = lambda: None) -> tuple[dict, int]:
-    """Return ({depth: {"wins", "draws", "losses"}}, the moves its search made) for `depth_limited_move` at each
+    """Return ({depth: {"wins", "ties", "losses"}}, the moves its search made) for `depth_limited_move` at each
     depth against a fresh `opponent()`, `games` games a depth, taking turns to move first.
 
     The budget counts work, not time: the moves the search makes while it chooses its moves (its
@@ -196,13 +196,13 @@ def play_depths(depth_limited_move: Callable, *, game: Any, opponent: Callable[[
         for depth in depths:
             mine = legal_only(search_counted, game=game, args=(depth,), seconds=seconds, slow=slow)
             theirs = opponent()
-            tally = {"wins": 0, "draws": 0, "losses": 0}
+            tally = {"wins": 0, "ties": 0, "losses": 0}
             for k in range(games):
                 if made[0] >= nodes:
                     break
                 mine_is_x = k % 2 == 0
                 won = play_game(game, mine, theirs) if mine_is_x else play_game(game, theirs, mine)
-                tally["draws" if won is None else "wins" if (won == "X") == mine_is_x else "losses"] += 1
+                tally["ties" if won is None else "wins" if (won == "X") == mine_is_x else "losses"] += 1
                 progress()
             if sum(tally.values()):
                 results[depth] = tally

@@ -12,7 +12,7 @@ from ttt.agents import classic as ref_players
 from ttt.games import classic
 
 from grader.checks.failures import (
-    Board, CheckFailed, Text, _fail, _invalid_action_error, _is_bool, _passed, _show, _text_or_none, _type_name, draw,
+    Board, CheckFailed, Text, _fail, _what_it_is, _invalid_action_error, _is_bool, _passed, _show, _text_or_none, _type_name, draw,
 )
 from grader.checks.student import (
     _Failures, _Student, _action, _answer, _answers, _board, _focus, _not_an_exception, _on_its_own, _positions,
@@ -93,7 +93,8 @@ def check_actions(student: _Student) -> str:
             note = "actions must return a set, e.g. {(0, 1), (2, 2)}: build it with set() and .add((i, j))."
             if isinstance(got, (list, tuple)):
                 note = f"actions returned a {type(got).__name__}; the CS50 specification asks for a set: wrap it as set(...) or build a set with .add((i, j))."
-            raise _fail(call, _board(text), f"should return a set, not {_type_name(got)}", expected=shown, got=_show(got), note=note, checked=checked)
+            raise _fail(call, _board(text), f"should return a set, not {_what_it_is(got)}", expected=shown, got=_show(got), note=note, checked=checked,
+                        kind="not a set")
         bad = [a for a in got if not (isinstance(a, tuple) and len(a) == 2)]
         if bad:
             raise _fail(call, _board(text), f"each action should be a tuple (i, j), but the set holds {bad[0]!r}", expected=shown, got=repr(got), checked=checked, kind="an action that is not a tuple (i, j)")
@@ -243,7 +244,7 @@ def check_terminal(student: _Student) -> str:
         expected = ref.terminal(_board(text))
         if not _is_bool(got):
             note = "Convert it with bool(...)." if type(got).__module__ == "numpy" else ""
-            raise _fail("terminal(board)", _board(text), f"should return True or False (Python's bool), not {_type_name(got)}",
+            raise _fail("terminal(board)", _board(text), f"should return True or False (Python's bool), not {_what_it_is(got)}",
                         expected=repr(expected), got=_show(got), note=note, checked=checked, kind="not a bool")
         if got != expected:
             note = "The game is over when someone has three in a row, or when every square is filled."
@@ -268,7 +269,7 @@ def check_utility(student: _Student) -> str:
         got = _answer(student, text, checked)
         expected = ref.utility(_board(text))
         if isinstance(got, bool) or not isinstance(got, numbers.Real) or got != expected:
-            note = "X wins: 1; O wins: -1 (the CS50 project's text says 1 for O too: a typo); a draw: 0."
+            note = "X wins: 1; O wins: -1 (the CS50 project's text says 1 for O too: a typo); a tie: 0."
             raise _fail("utility(board)", _board(text), "wrong utility", expected=repr(expected), got=_show(got), note=note, checked=checked)
 
     failures.each(boards, one)
@@ -312,7 +313,8 @@ def check_poss_win(poss_win: Callable) -> str:
                 raise _fail(call, text, "poss_win changed the board B it was given", got=repr(b), checked=checked)
             wins = [s + 1 for s in classic.winning_squares(text, p)]
             if isinstance(got, bool) or not isinstance(got, int):
-                raise _fail(call, text, f"should return a square number 1-9 or 0, not {type(got).__name__}", expected=" or ".join(map(str, wins)) or "0", got=_show(got), checked=checked)
+                raise _fail(call, text, f"should return a square number 1-9 or 0, not {_what_it_is(got)}", expected=" or ".join(map(str, wins)) or "0", got=_show(got), checked=checked,
+                            kind="not a square number")
             if not wins and got != 0:
                 raise _fail(call, text, f"{p} cannot win with one move here", expected="0", got=repr(got), note=f"A line where {p} can win has product {18 if p == 'X' else 50}: two of {p}'s marks and a blank.", checked=checked)
             if wins and got not in wins:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import functools
+import inspect
 import re
 import sys
 import traceback
@@ -19,7 +20,7 @@ from ttt.games.base import Game
 
 from grader.checks.failures import (
     Board, CheckFailed, ReferenceCalled, _OutOfTime, _deadline, _fail, _failure, _kind_of, _show, _shown,
-    _student_line, _text_or_none, draw,
+    _not_the_student_s, _student_line, _text_or_none, _type_name, _what_it_is, draw,
 )
 from grader.checks.reference import (
     REFERENCE, _ALLOWED, _KIND_OF_NAME, _forbidden_objects, _plain, _reference_off, _refuse_reference,
@@ -107,13 +108,70 @@ def _limits(function: Any, seconds: Optional[float], kind: Optional[str]) -> Ite
         yield
 
 
-def returned(function: Callable, board: Any, *args: Any, call: Optional[str] = None, seconds: Optional[float] = None,
+SECONDS = 10  # the CPU time a visible test gives one call of a student's function, unless it says otherwise
+
+
+class _BoardChanged(BaseException):
+    """Raised when one of the student's own functions returns having changed the board it was given
+    (a BaseException: ``except Exception`` in the student's code misses it)."""
+
+    def __init__(self, name: str, before: Any, after: Any) -> None:
+        super().__init__(name)
+        self.name, self.before, self.after = name, before, after
+
+
+def _guarding(function: Any, name: str, wrapped: Callable) -> Callable:
+    """Return `wrapped` made to raise `_BoardChanged` if it returns with its first argument, a board, changed."""
+
+    @functools.wraps(wrapped)
+    def guarded(*args: Any, **kwargs: Any) -> Any:
+        if not (args and _is_board(args[0])):
+            return wrapped(*args, **kwargs)
+        before = [list(row) for row in args[0]]  # a board's squares are X, O or None: a copy of the rows is a copy
+        got = wrapped(*args, **kwargs)
+        if args[0] != before:
+            raise _BoardChanged(name, before, copy.deepcopy(args[0]))
+        return got
+
+    return guarded
+
+
+SEARCH_HELPERS = ("max_value", "min_value", "value")  # the lessons' names for a search's own functions
+
+
+def _own_helpers(function: Any) -> dict:
+    """Return {name: guarded function} for the search functions the student wrote beside `function`
+    (max_value and min_value beside minimax), each made to say so if it changes the board it is given."""
+    namespace = getattr(function, "__globals__", None)
+    if not isinstance(namespace, dict) or _remote_of(function) is not None:
+        return {}
+    helpers = {name: namespace.get(name) for name in SEARCH_HELPERS}
+    return {name: _guarding(function, name, helper) for name, helper in helpers.items()
+            if inspect.isfunction(helper) and helper is not function and helper.__code__.co_argcount >= 1
+            and helper.__globals__ is namespace and not _not_the_student_s(helper.__code__.co_filename)}
+
+
+def _changed_board(call: str, name: str, what: str, before: Any, after: Any, picture: Any) -> CheckFailed:
+    """Return the CheckFailed for a function that changed the board it was given: the board before and after."""
+    own = name == _graded_as(call)[0]
+    whose = f"{name}" if own else f"your {name} (called by {_graded_as(call)[0]})"
+    text_after = _text_or_none(after)
+    changed = draw(after) if text_after is not None else f"    {after!r}"
+    was = "" if _text_or_none(before) is not None else f", {before!r}"
+    return _fail(call, picture if own else before, f"{whose} changed the {what} it was given (drawn here as it was before the call)",
+                 expected=f"the {what} left as it was{was}", got=f"the {what} changed to\n{changed}",
+                 note=f"{name} must leave the {what} it is given as it was: make the move on a copy (result(board, action) "
+                      "makes one), never on the board itself.")
+
+
+def returned(function: Callable, board: Any, *args: Any, call: Optional[str] = None, seconds: Optional[float] = SECONDS,
              slow: str = "", drawn: Any = None, what: str = "board") -> Any:
     """Return ``function(board, *args)``, or raise CheckFailed saying what went wrong.
 
     It fails if the function raises (NotImplementedError, the stub, is raised again saying so),
-    changes the `board` it was given, or, with `seconds`, is still running after using that
-    many seconds of CPU time (then `slow`, a hint, follows the message). The message names the call (`call`, or
+    changes the `board` it was given (or one of the student's own functions it calls changes the
+    board it is given: max_value, say), or is still running after using `seconds` of CPU time
+    (10 unless told; None: no limit; then `slow`, a hint, follows the message). The message names the call (`call`, or
     one made from the function's name), draws the board as it was before the call (or `drawn`,
     the position `board` stands for, when it is not a board itself: `what` names it, say
     "list B"), and points at the line of the student's code that raised.
@@ -124,35 +182,36 @@ def returned(function: Callable, board: Any, *args: Any, call: Optional[str] = N
     _refuse_visibly(function, name, graded)
     before = copy.deepcopy(board)
     picture = before if drawn is None else drawn
+    namespace = getattr(function, "__globals__", None)
     try:
-        with _limits(function, seconds, graded):
+        with _limits(function, seconds, graded), substituted(namespace, **_own_helpers(function)) if namespace is not None else contextlib.nullcontext():
             got = function(board, *args)
     except NotImplementedError as stub:
         raise _not_written(name, stub) from None
     except ReferenceCalled as called:
         raise _visible(_used_reference(name, str(called))) from None
     except _OutOfTime:
-        raise _visible(_fail(call, picture, f"still searching after {seconds:g} s of CPU time" + (f": {slow}" if slow else ""))) from None
+        raise _visible(_fail(call, picture, f"still running after {seconds:g} s of CPU time" + (f": {slow}" if slow else ""))) from None
+    except _BoardChanged as changed:
+        raise _visible(_changed_board(call, changed.name, "board", changed.before, changed.after, picture)) from None
+    except RecursionError:
+        raise _visible(_fail(call, picture, "went into endless recursion (RecursionError): check the case that stops it")) from None
     except Exception as error:  # noqa: BLE001  (what the student's function raised is the answer)
-        where = _student_line(error).removesuffix(": ")
-        raise _visible(_fail(call, picture, f"raised {type(error).__name__}: {error}", note=f"(raised {where})" if where else "")) from None
+        where = _student_line(error)
+        raise _visible(_fail(call, picture, f"raised {_type_name(error)}: {error}", note=f"(raised {where})" if where else "")) from None
     if board != before:
-        changed = draw(board) if _text_or_none(board) is not None else f"    {board!r}"
-        was = "" if _text_or_none(before) is not None else f", {before!r}"
-        raise _visible(_fail(call, picture, f"{name} changed the {what} it was given (drawn here as it was before the call).",
-                             expected=f"the {what} left as it was{was}", got=f"the {what} changed to\n{changed}",
-                             note=f"{name} must leave the {what} it is given as it was: copy it (copy.deepcopy) and change the copy."))
+        raise _visible(_changed_board(call, name, what, before, copy.deepcopy(board), picture))
     return got
 
 
-def legal_only(function: Callable, *, game: Any = None, args: tuple = (), seconds: Optional[float] = None,
+def legal_only(function: Callable, *, game: Any = None, args: tuple = (), seconds: Optional[float] = SECONDS,
                slow: str = "") -> Callable[[Any], Any]:
     """Return a player that calls `function` and returns its move if it is legal.
 
     Without `game`, a CS50 player: `function(board)` must return a free square (i, j). With a
     game (nine-board, say), `function(state, *args)` must return one of ``game.moves(state)``. On
     anything else (an error, the stub, a changed board, an illegal move, or a call still
-    running after `seconds`) it raises CheckFailed with the board drawn, so a game between
+    running after `seconds` of CPU time, 10 unless told) it raises CheckFailed with the board drawn, so a game between
     players stops with what went wrong and where, and never in the package's code.
     """
 
@@ -258,25 +317,37 @@ def expect(got: Any, expected: Any = None, *, call: str, kind: Optional[str] = N
         accept = list(accept)
         wanted = " or ".join(map(_shown, accept[:6])) + (f" or ... ({len(accept)} in all)" if len(accept) > 6 else "")
     else:
-        wanted = _shown(expected)
+        wanted = _as_board(expected) if kind == "board" else _shown(expected)
+    told = _as_board(got) if kind == "board" else _shown(got)
     if kind is not None:
         fits, name = KINDS[kind]
         if not fits(got):
-            raise _visible(_fail(call, board, f"should return {name}, not {_kind_of(got)}", expected=wanted, got=_shown(got)))
+            raise _visible(_fail(call, board, f"should return {name}, not {_what_it_is(got)}", expected=wanted, got=told))
     right = got in accept if accept is not None else got == expected
     if not right:
-        raise _visible(_fail(call, board, why or "wrong answer", expected=wanted, got=_shown(got)))
+        raise _visible(_fail(call, board, why or "wrong answer", expected=wanted, got=told))
+
+
+def _as_board(value: Any) -> str:
+    """Return a board drawn on the lines under 'expected:' or 'returned:' (anything else as it is written)."""
+    if _text_or_none(value) is None or isinstance(value, str):
+        return _shown(value)
+    return "\n" + draw(value)
 
 
 def expect_raises(function: Callable, *args: Any, error: type = ValueError, call: str, board: Any = None, why: str = "",
-                  message: bool = False) -> None:
+                  message: bool = False, seconds: Optional[float] = SECONDS) -> None:
     """Return None if ``function(*args)`` raises `error` (or a subclass), else raise CheckFailed saying what it did.
 
-    With `message`, the error must also say why (a message that is not empty).
+    With `message`, the error must also say why (a message that is not empty). The call may use
+    `seconds` of CPU time (None: no limit).
     """
     __tracebackhide__ = True  # noqa: F841
     try:
-        got = function(*args)
+        with _limits(function, seconds, None):
+            got = function(*args)
+    except _OutOfTime:
+        raise _visible(_fail(call, board, f"still running after {seconds:g} s of CPU time")) from None
     except error as raised:
         if message and not str(raised).strip():
             raise _visible(_fail(call, board, f"raised {error.__name__} without a message" + (f" ({why})" if why else ""),
@@ -286,11 +357,11 @@ def expect_raises(function: Callable, *args: Any, error: type = ValueError, call
     except NotImplementedError as stub:
         raise _not_written(getattr(function, "__name__", "the function"), stub) from None
     except Exception as other:  # noqa: BLE001  (what the student's function raised is the answer)
-        problem = f"expected {error.__name__}, got {type(other).__name__}" + (f" ({why})" if why else "")
+        problem = f"expected {error.__name__}, got {_type_name(other)}" + (f" ({why})" if why else "")
         raise _visible(_fail(call, board, problem, expected=f"{error.__name__} raised",
-                             got=f"{type(other).__name__} raised: {other}")) from None
+                             got=f"{_type_name(other)} raised: {other}")) from None
     raise _visible(_fail(call, board, f"returned instead of raising {error.__name__} ({why})" if why else f"returned instead of raising {error.__name__}",
-                         expected=f"{error.__name__} raised", got=_show(got)))
+                         expected=f"{error.__name__} raised", got=_as_board(got)))
 
 
 def expect_endings(winner: Callable, terminal: Callable, utility: Callable) -> None:
@@ -315,3 +386,19 @@ def expect_endings(winner: Callable, terminal: Callable, utility: Callable) -> N
 def optimal_actions(board: Board) -> set[tuple[int, int]]:
     """Return the set of optimal actions (i, j) for the player to move on a CS50 board (empty if the game is over)."""
     return {_action(square) for square in classic.optimal_moves(ref.to_text(board))}
+
+
+def best_moves(state: Any, depth: int) -> list:
+    """Return the moves (board, cell) of a nine-board `state` with the best value looking `depth` moves ahead.
+
+    The value of a move is its child's, searched `depth` - 1 further moves deep by alpha-beta with
+    the CSC 242 write-up's heuristic at the limit and true utilities where the game ends (X takes
+    the largest, O the smallest), as in lesson 6's hidden tests.
+    """
+    from ttt.games import nineboard
+
+    from grader.checks.nineboard import _limited_value
+
+    game = nineboard.NineBoard()
+    target = _limited_value(state, depth)
+    return [move for move in game.moves(state) if _limited_value(game.play(state, move), depth - 1) == target]
