@@ -121,9 +121,9 @@ def _failure(call: str, problem: str, picture: list[str], *, expected: Any, got:
     if picture:
         lines += picture + [""]
     if expected is not None:
-        lines.append(f"expected: {expected}")
+        lines.append(f"expected:{'' if str(expected).startswith(chr(10)) else ' '}{expected}")  # a board drawn starts on the next line
     if got is not None:
-        lines.append(f"returned: {got}")
+        lines.append(f"returned:{'' if str(got).startswith(chr(10)) else ' '}{got}")
     if note:
         lines += ([] if lines[-1] == "" else [""]) + [note]
     if checked:
@@ -152,6 +152,28 @@ def _student_line(error: BaseException) -> str:
             continue
         text = linecache.getline(code.co_filename, line, frame.f_globals).strip()
         return f"in {code.co_name}, line {line}: {text}" if text else f"in {code.co_name}, line {line}"
+    return ""
+
+
+def _raised_on(error: BaseException, shown: Any = None) -> str:
+    """Return the lines that draw the board a function of the package was given when it raised `error`
+    (the package's result, given a board where the game is over by the student's search, say), if it
+    is not the board `shown` already: a message about that board is then drawn beside that board. '' if none."""
+    frames = [frame for frame, _ in traceback.walk_tb(error.__traceback__)]
+    ours = [_not_the_student_s(frame.f_code.co_filename) for frame in frames]
+    last = max((k for k, mine in enumerate(ours) if not mine), default=None)  # the student's innermost frame
+    if last is None:
+        return ""
+    for inner in frames[last + 1:]:  # the package's frames it called, outermost first
+        board = inner.f_locals.get("board")
+        text = _text_or_none(board) if isinstance(board, list) else None
+        if text is None:
+            continue
+        if shown is not None and _text_or_none(shown) == text:
+            return ""
+        action = inner.f_locals.get("action")
+        call = f"{inner.f_code.co_name}(board{', ' + repr(action) if action is not None else ''})"
+        return f"{call} raised it, on this board (given it by your {frames[last].f_code.co_name}):\n{draw(text)}"
     return ""
 
 

@@ -18,7 +18,7 @@ import ttt.tictactoe as ref
 from ttt.games import classic
 
 from grader.checks.failures import (
-    Board, CheckFailed, Passed, ReferenceCalled, Text, _OutOfTime, _fail, _is_bool, _show, _student_line, _summary,
+    Board, CheckFailed, Passed, ReferenceCalled, Text, _OutOfTime, _fail, _is_bool, _raised_on, _show, _student_line, _summary,
     _text_or_none, _type_name,
 )
 from grader.checks.reference import (
@@ -107,7 +107,7 @@ class _Student:
         except RecursionError:
             raise _fail(call, board, "went into endless recursion (RecursionError): check the case that stops it.", checked=checked) from None
         except Exception as error:  # the student's bug, shown as what it is
-            where = _student_line(error)
+            where = "\n\n".join(part for part in (_student_line(error), _raised_on(error, board)) if part)
             raise _fail(
                 call, board, f"raised {_type_name(error)}: {error}", note=where, checked=checked, kind=f"raised {_type_name(error)}"
             ) from None

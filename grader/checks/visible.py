@@ -20,7 +20,7 @@ from ttt.games.base import Game
 
 from grader.checks.failures import (
     Board, CheckFailed, ReferenceCalled, _OutOfTime, _deadline, _fail, _failure, _kind_of, _show, _shown,
-    _not_the_student_s, _student_line, _text_or_none, _type_name, _what_it_is, draw,
+    _not_the_student_s, _raised_on, _student_line, _text_or_none, _type_name, _what_it_is, draw,
 )
 from grader.checks.reference import (
     REFERENCE, _ALLOWED, _KIND_OF_NAME, _forbidden_objects, _plain, _reference_off, _refuse_reference,
@@ -197,8 +197,9 @@ def returned(function: Callable, board: Any, *args: Any, call: Optional[str] = N
     except RecursionError:
         raise _visible(_fail(call, picture, "went into endless recursion (RecursionError): check the case that stops it")) from None
     except Exception as error:  # noqa: BLE001  (what the student's function raised is the answer)
-        where = _student_line(error)
-        raise _visible(_fail(call, picture, f"raised {_type_name(error)}: {error}", note=f"(raised {where})" if where else "")) from None
+        where, on = _student_line(error), _raised_on(error, picture)
+        note = "\n\n".join(part for part in (f"(raised {where})" if where else "", on) if part)
+        raise _visible(_fail(call, picture, f"raised {_type_name(error)}: {error}", note=note)) from None
     if board != before:
         raise _visible(_changed_board(call, name, what, before, copy.deepcopy(board), picture))
     return got
