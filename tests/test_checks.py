@@ -239,7 +239,7 @@ def test_player_bug_shows_the_board_expected_and_returned():
 
     message = failure(checks.check_player, player)
     assert message.startswith("player(board): wrong player")
-    assert "expected: 'O'" in message and "returned: 'X' (str)" in message
+    assert "expected: 'O'" in message and "returned: 'X'\n" in message and "(str)" not in message
     assert "This board has 1 X and 0 O" in message
     assert "as a list: [[" in message and " | " in message and "O to move" in message
     assert "first failing case" in message and "Traceback" not in message

@@ -314,6 +314,27 @@ def test_no_student_mistake_shows_a_package_traceback_or_runs_past_the_cell_limi
     print(f"{key[0]} with {key[1]}: {len(failed)} failing cells, slowest cell {slowest:.1f} s")
 
 
+ENDLESS = [(bug.lesson, bug.name) for bug in BUGS if bug.endless and bug.lesson in ("04-minimax", "05-alpha-beta")]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("key", ENDLESS, ids=lambda key: f"{key[0]}-{key[1]}")
+def test_a_search_that_never_ends_fails_each_cell_at_its_cpu_limit_naming_the_function(broken_runs, key):
+    """Lessons 4 and 5 with a search that never returns: each cell that calls it fails on its own CPU limit
+    (10 s, 30 s for the count from the empty board), well before nbgrader's cell limit, saying which call,
+    on which board, and never from inside the package."""
+    nb = broken_runs[key]
+    bug = next(b for b in BUGS if b.name == key[1])
+    failed = errors(nb)
+    assert len(failed) >= 2, failed  # the tests, and the cells that show the search
+    for k, name, message in failed:
+        assert name == "CheckFailed" and message.startswith(f"{bug.function}(board): still running after "), (k, name, message)
+        assert "come to an end?" in message and "board:" in message and " | " in message, message
+    slowest = max(s for k, s in cell_seconds(nb) if k in {k for k, _, _ in failed})
+    assert slowest < CELL_TIMEOUT, f"{key}: a cell ran {slowest:.0f} s"
+    print(f"{key[1]}: {len(failed)} cells stopped, the slowest after {slowest:.1f} s")
+
+
 # --- feedback names each test cell by its function and labels the hidden tests ------------------
 
 

@@ -109,6 +109,7 @@ def _limits(function: Any, seconds: Optional[float], kind: Optional[str]) -> Ite
 
 
 SECONDS = 10  # the CPU time a visible test gives one call of a student's function, unless it says otherwise
+ENDS = "does every loop, and every recursion, come to an end?"  # the hint for a call still running, unless told another
 
 
 class _BoardChanged(BaseException):
@@ -171,7 +172,7 @@ def returned(function: Callable, board: Any, *args: Any, call: Optional[str] = N
     It fails if the function raises (NotImplementedError, the stub, is raised again saying so),
     changes the `board` it was given (or one of the student's own functions it calls changes the
     board it is given: max_value, say), or is still running after using `seconds` of CPU time
-    (10 unless told; None: no limit; then `slow`, a hint, follows the message). The message names the call (`call`, or
+    (10 unless told; None: no limit; then `slow`, a hint, follows the message, or `ENDS`). The message names the call (`call`, or
     one made from the function's name), draws the board as it was before the call (or `drawn`,
     the position `board` stands for, when it is not a board itself: `what` names it, say
     "list B"), and points at the line of the student's code that raised.
@@ -191,7 +192,7 @@ def returned(function: Callable, board: Any, *args: Any, call: Optional[str] = N
     except ReferenceCalled as called:
         raise _visible(_used_reference(name, str(called))) from None
     except _OutOfTime:
-        raise _visible(_fail(call, picture, f"still running after {seconds:g} s of CPU time" + (f": {slow}" if slow else ""))) from None
+        raise _visible(_fail(call, picture, f"still running after {seconds:g} s of CPU time: {slow or ENDS}")) from None
     except _BoardChanged as changed:
         raise _visible(_changed_board(call, changed.name, "board", changed.before, changed.after, picture)) from None
     except RecursionError:
@@ -348,7 +349,7 @@ def expect_raises(function: Callable, *args: Any, error: type = ValueError, call
         with _limits(function, seconds, None):
             got = function(*args)
     except _OutOfTime:
-        raise _visible(_fail(call, board, f"still running after {seconds:g} s of CPU time")) from None
+        raise _visible(_fail(call, board, f"still running after {seconds:g} s of CPU time: {ENDS}")) from None
     except error as raised:
         if message and not str(raised).strip():
             raise _visible(_fail(call, board, f"raised {error.__name__} without a message" + (f" ({why})" if why else ""),
