@@ -100,7 +100,7 @@ def test_only_pruned_edges_are_dashed_and_their_stubs_name_the_skipped_moves(boa
     assert cutoffs, "the fixed positions were chosen to have cut-offs"
     for i, skipped in cutoffs.items():
         assert edges[(f"n{i}", f"prunedstub{i}")]["color"] == "#9a9a9a"
-        assert nodes[f"prunedstub{i}"]["label"] == "pruned: " + ", ".join(map(str, skipped))
+        assert nodes[f"prunedstub{i}"]["label"] == "pruned:\n" + ", ".join(map(str, skipped))
 
 
 @pytest.mark.parametrize("board", POSITIONS)
@@ -121,8 +121,8 @@ def test_labels_show_side_board_value_window_and_move():
     trace = record(GAME, parse_board("XO./XO./..."), algorithm="alphabeta")
     nodes, edges = statements(draw_tree(trace))
     root, child = board_nodes(nodes)[0]["label"], board_nodes(nodes)[1]["label"]
-    assert "▲ MAX  <FONT COLOR='#777777'>#0</FONT>" in root and "v = 1" in root and "α=1  β=∞" in root
-    assert "▼ MIN  <FONT COLOR='#777777'>#1</FONT>" in child
+    assert "▲ MAX <FONT COLOR='#777777'>#0</FONT>" in root and "v = 1" in root and "α=1 β=∞" in root
+    assert "▼ MIN <FONT COLOR='#777777'>#1</FONT>" in child
     assert "MAX 0" not in root and "MIN 1" not in child  # the visit number cannot be read as a value
     assert root.count("<B>X</B>") == 2 and root.count("<B>O</B>") == 2
     assert 'BGCOLOR="#fff3a8"><B>X</B>' in child  # the square just played is shaded
@@ -343,3 +343,14 @@ def test_cli_renders_svg_and_png(tmp_path, suffix, magic):
     out = tmp_path / f"tree{suffix}"
     assert main(["tree", "XO./.X./..O", "-o", str(out)]) == 0
     assert out.read_bytes().startswith(magic)
+
+
+def test_a_recording_that_kept_few_nodes_says_how_many_it_left_out():
+    game = TicTacToe()
+    whole = record(game, parse_board("X../.../..."), algorithm="minimax")
+    kept = record(game, parse_board("X../.../..."), algorithm="minimax", max_depth=1)
+    assert kept.node_count == whole.node_count and len(kept.nodes) == 9
+    source = draw_tree(kept).source
+    assert f"showing 9 of {whole.node_count} nodes" in source
+    more = [int(n) for n in re.findall(r"… (\d+) more", source)]
+    assert len(more) == 8 and sum(more) == whole.node_count - 9

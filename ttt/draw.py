@@ -27,7 +27,7 @@ MAX_FILL = "#dbe9f6"  # MAX nodes: pale blue
 MIN_FILL = "#fbe3d6"  # MIN nodes: pale orange
 MOVE_FILL = "#fff3a8"  # the square just played, on a node's board
 PRUNED = "#9a9a9a"  # cut-off edges and their stubs
-SLOT_WIDTH = 78  # points: the fixed width of a node's value and window lines
+SLOT_WIDTH = 54  # points: the fixed width of a node's value and window lines
 DOT_MISSING = (
     "Graphviz's dot program is not installed, so the tree cannot be drawn. Install it "
     "(Debian/Ubuntu: sudo apt-get install graphviz; macOS: brew install graphviz; "
@@ -124,7 +124,7 @@ def board_label(game: Any, state: Any, move: Any = None) -> str:
     rows = game.grid(state)
     if rows is None:
         lines = "".join(f"{html.escape(line)}<BR ALIGN=\"LEFT\"/>" for line in game.format(state).splitlines())
-        return f'<TABLE BORDER="0" CELLPADDING="1"><TR><TD><FONT FACE="Courier" POINT-SIZE="9">{lines}</FONT></TD></TR></TABLE>'
+        return f'<TABLE BORDER="0" CELLPADDING="1"><TR><TD><FONT FACE="Courier" POINT-SIZE="10">{lines}</FONT></TD></TR></TABLE>'
     width = len(rows[0])
     cells = []
     for r, row in enumerate(rows):
@@ -264,16 +264,17 @@ def _plan(nodes: dict, *, max_depth: Optional[int], max_nodes: Optional[int]) ->
 
 def _node_label(game: Any, node: Any, *, value: str, window: Optional[str], note: str = "") -> str:
     """Return a node's HTML-like label: ▲ MAX / ▼ MIN and '#' its visit number (grey), its board, value, window."""
-    head = f"{'▲' if node.maximizing else '▼'} {_side(node.maximizing)}  <FONT COLOR='#777777'>#{node.id}</FONT>"
+    head = f"{'▲' if node.maximizing else '▼'} {_side(node.maximizing)} <FONT COLOR='#777777'>#{node.id}</FONT>"
     rows = [
-        f'<TR><TD><FONT POINT-SIZE="9">{head}</FONT></TD></TR>',
+        f'<TR><TD><FONT POINT-SIZE="10">{head}</FONT></TD></TR>',
         f"<TR><TD>{board_label(game, node.state, node.move)}</TD></TR>",
         f'<TR><TD WIDTH="{SLOT_WIDTH}" HEIGHT="14" FIXEDSIZE="TRUE" ALIGN="LEFT">{value}</TD></TR>',
     ]
-    if window is not None:
-        rows.append(f'<TR><TD WIDTH="{SLOT_WIDTH}" HEIGHT="13" FIXEDSIZE="TRUE" ALIGN="LEFT"><FONT POINT-SIZE="9">{window}</FONT></TD></TR>')
+    if window is not None:  # "α=-∞ β=1": one space between them, to keep a wide tree's nodes narrow
+        window = window.replace("  β", " β")
+        rows.append(f'<TR><TD WIDTH="{SLOT_WIDTH}" HEIGHT="14" FIXEDSIZE="TRUE" ALIGN="LEFT"><FONT POINT-SIZE="10">{window}</FONT></TD></TR>')
     if note:
-        rows.append(f'<TR><TD ALIGN="LEFT"><FONT POINT-SIZE="9" COLOR="{WRONG}">{html.escape(note)}</FONT></TD></TR>')
+        rows.append(f'<TR><TD ALIGN="LEFT"><FONT POINT-SIZE="10" COLOR="{WRONG}">{html.escape(note)}</FONT></TD></TR>')
     return '<<TABLE BORDER="0" CELLBORDER="0" CELLSPACING="0" CELLPADDING="1">' + "".join(rows) + "</TABLE>>"
 
 
@@ -313,10 +314,11 @@ def _tree_digraph(
     pv = set(trace.principal_variation()) if not slots else set()
     wrong = trace.wrong_values()
     dot = TreeDrawing(name="search", comment=f"{trace.algorithm} search tree")
-    dot.attr("graph", rankdir="TB", nodesep="0.12", ranksep="0.3", fontname="Helvetica", fontsize="11")
+    dot.attr("graph", rankdir="TB", nodesep="0.06", ranksep="0.3", fontname="Helvetica", fontsize="11")
     dot.attr("node", shape="box", style="rounded,filled", fontname="Helvetica", fontsize="10", margin="0.04,0.02")
     dot.attr("edge", fontname="Helvetica", fontsize="10", arrowsize="0.6")
-    title = [f"showing {len(plan.shown)} of {plan.total} nodes"] if plan.total > len(plan.shown) else []
+    total = plan.total + sum(trace.unkept.values())
+    title = [f"showing {len(plan.shown)} of {total} nodes"] if total > len(plan.shown) else []
     title += [_caption(trace, nodes)] if _caption(trace, nodes) else []
     if title:
         dot.attr("graph", label=r"\n".join(title), labelloc="t")
@@ -352,27 +354,29 @@ def _tree_digraph(
             skipped = _moves_text(game, node.pruned)
             dot.node(
                 f"prunedstub{i}",
-                f"pruned: {skipped}",
+                f"pruned:\n{skipped}",
                 id=f"prunedstub{i}",
                 shape="box",
                 style="rounded,dashed",
                 color=PRUNED,
                 fontcolor=PRUNED,
-                fontsize="9",
+                fontsize="10",
+                margin="0.02,0.01",
                 **{"class": "pruned"},
             )
             dot.edge(
                 f"n{i}",
                 f"prunedstub{i}",
                 id=f"pruned{i}",
+                minlen="2",  # a rank below the children: a row of its own, so a wide tree stays narrow
                 style="dashed",
                 color=PRUNED,
                 **{"class": "pruned"},
             )
-        if i in plan.more:
-            count = len(plan.more[i])
+        count = len(plan.more.get(i, ())) + sum(trace.unkept.get(j, 0) for j in [i, *plan.more.get(i, ())])
+        if count:  # the nodes left out below it: not drawn here, or not kept by the recording (Trace.unkept)
             dot.node(f"more{i}", f"… {count} more", id=f"more{i}", shape="plaintext", style="", fontcolor="#555555",
-                     fontsize="9", **{"class": "more"})
+                     fontsize="10", **{"class": "more"})
             dot.edge(f"n{i}", f"more{i}", id=f"emore{i}", color="#bbbbbb", arrowhead="none", **{"class": "more"})
     return dot, plan, nodes
 

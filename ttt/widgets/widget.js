@@ -125,6 +125,8 @@ function renderBoard(model, el) {
       });
     }
     root.dataset.busy = String(busy);
+    // while the computer thinks, no control can be used (a choice made now would only run after its move)
+    for (const control of [...sideButtons, opponent, newGame, thinking, depth]) if (control) control.disabled = busy;
     root.dataset.stamp = String(model.get("stamp"));
     root.dataset.wonBy = model.get("won_by");
     board.classList.toggle("ttt-busy", busy);
