@@ -387,6 +387,9 @@ def test_the_thinking_panel_sends_only_what_it_draws_from_the_empty_board(oppone
     board.thinking_depth = 9  # deeper: recorded again, still no more than the panel draws
     tree = check_thinking_sent(board, depth=9)
     assert len(tree["nodes"]) == PlayableBoard.THINKING_NODES
+    board.thinking_depth = 1  # shallower: every move from the root, not the first 300 nodes' few
+    tree = check_thinking_sent(board, depth=1)
+    assert len(tree["nodes"]) == 1 + len(GAME.moves(board.thought_from))
 
 
 def test_the_thinking_panel_mid_game_draws_the_students_calls_with_their_values():

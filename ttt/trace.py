@@ -355,6 +355,7 @@ class CallRecorder:
         self.max_nodes = math.inf if max_nodes is None else max_nodes
         self.unkept: dict[int, int] = {}
         self._root_marks: Optional[int] = None
+        self._marks_limit: Optional[float] = None  # a board with more marks than this is not kept
         self._path: list[int] = []  # the kept nodes on the way down to the newest node, by depth
         self._tried: dict[int, set] = {}  # a kept node -> the moves tried from it whose nodes were not kept
         self._first_values: dict[Any, Any] = {}  # a move from the root whose node was not kept -> its value
@@ -375,16 +376,22 @@ class CallRecorder:
         return node
 
     def _beyond(self, board: Any) -> bool:
-        """Return True if `board`'s node is deeper than the nodes kept (told by its marks alone)."""
-        if self._root_marks is None:
+        """Return True if `board`'s node is deeper than the nodes kept (told by its marks alone: called once a node)."""
+        limit = self._marks_limit
+        if limit is None:
             return False
-        marks = _marks(board)
-        return marks is not None and marks - self._root_marks > self.max_depth
+        try:
+            first, second, third = board
+            return (first.count("X") + first.count("O") + second.count("X") + second.count("O")
+                    + third.count("X") + third.count("O")) > limit
+        except Exception:  # noqa: BLE001  (not a board: the slow way decides)
+            return False
 
     def on_result(self, board: Any, action: Any, child: Any) -> None:
         marks = _marks(child)
         if self._root_marks is None and marks is not None:
             self._root_marks = marks - 1
+            self._marks_limit = self._root_marks + self.max_depth
         if marks is not None:
             depth = marks - self._root_marks
             path = self._path
@@ -414,8 +421,6 @@ class CallRecorder:
             self._path.append(node)
 
     def on_utility(self, board: Any, value: Any) -> None:
-        if self._beyond(board):
-            return
         text = _text(board)
         node = self._latest.get(text) if text is not None else None
         if node is not None and node not in self._valued and _is_number(value):
@@ -424,7 +429,7 @@ class CallRecorder:
 
     def on_value(self, board: Any, value: Any) -> None:
         """Record that the student's value function returned `value` for `board`."""
-        if self._beyond(board):
+        if self._beyond(board):  # (record_calls asks first, but other callers may not)
             return
         text = _text(board)
         if text is None or not _is_number(value):
@@ -581,14 +586,25 @@ def record_calls(namespace: MutableMapping[str, Any], *, max_depth: Optional[int
     def wrap(name: str, original: Callable) -> Callable:
         if name in SEARCH_NAMES:
             return wrap_search(original)
-        hook = recorder.on_result if name == "result" else recorder.on_utility if name == "utility" else recorder.on_value
-        needs = 2 if name == "result" else 1
+        if name == "result":
+            on_result = recorder.on_result
+
+            @functools.wraps(original)
+            def wrapped_result(*args: Any, **kwargs: Any) -> Any:  # called once a node: kept short
+                answer = original(*args, **kwargs)
+                if len(args) >= 2:
+                    on_result(args[0], args[1], answer)
+                return answer
+
+            return wrapped_result
+        hook = recorder.on_utility if name == "utility" else recorder.on_value
+        beyond = recorder._beyond
 
         @functools.wraps(original)
         def wrapped(*args: Any, **kwargs: Any) -> Any:  # called once a node: kept short
             answer = original(*args, **kwargs)
-            if len(args) >= needs:
-                hook(*args[:needs], answer)
+            if args and not beyond(args[0]):
+                hook(args[0], answer)
             return answer
 
         return wrapped

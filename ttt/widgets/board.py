@@ -228,11 +228,11 @@ class PlayableBoard(GameBoard):
     CS50-style function ``board -> (i, j)`` such as your own ``minimax`` (the menu calls it
     "your minimax"). `side` is the mark you play; X moves first. Click a square to move: your
     mark shows at once, the board says the computer is thinking and refuses clicks until it
-    has moved. An illegal click is refused with a message and changes nothing. "Show the
-    computer's thinking" shows the search behind the computer's last move: the calls your
-    function made to ``result`` (recorded with ``ttt.trace.record_calls``), or for a registered
-    player alpha-beta's search from that position; "moves deep" sets how deep it opens.
-    The panel records, keeps and sends only what it draws (at most `THINKING_NODES` nodes, no
+    has moved (every control is disabled meanwhile). An illegal click is refused with a
+    message and changes nothing. "Show the computer's thinking" shows the search behind the
+    computer's last move: the calls your function made to ``result`` (recorded with
+    ``ttt.trace.record_calls``), or for a registered player alpha-beta's search from that
+    position; "moves deep" sets how deep it opens. The panel records, keeps and sends only what it draws (at most `THINKING_NODES` nodes, no
     more moves deep than asked, a step for each drawn node's event), so ticking it costs little
     more than the search itself, even from the empty board.
     """
@@ -333,8 +333,8 @@ class PlayableBoard(GameBoard):
             raise ValueError("the computer has not moved yet")
         own = self._choices[self.opponent]
         where = format_board(before, inline=True)
-        if self._trace is not None and self._trace_depth < self.thinking_depth:
-            self._trace = None  # recorded less deep than asked: recorded again
+        if self._trace is not None and self._trace_depth != self.thinking_depth:
+            self._trace = None  # kept for another depth (its first nodes are not this depth's): recorded again
         if _is_own_function(own):
             if self._trace is None:
                 with record_calls(own.__globals__, **self._limits()) as recorder:

@@ -1,7 +1,8 @@
 // The front end of ttt's widgets (anywidget): the playable boards and the search explorer.
 //
 // Every view is drawn from the model's synced state; clicks go to the kernel as messages.
-// The board shows the clicked mark at once and refuses clicks while the computer thinks.
+// The board shows the clicked mark at once and, while the computer thinks, refuses clicks on its
+// squares and disables every control (a choice made then would only run after its move).
 // The explorer holds the whole recorded search (its tree and what each step shows) and steps
 // locally: a step never waits for the kernel.
 
