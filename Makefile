@@ -73,8 +73,11 @@ lessons: setup
 	  rm -rf $$tmp; echo "The lessons are in $(LESSONS)/."; \
 	fi
 
+# The students' JupyterLab: student-lab/ (on JUPYTER_CONFIG_PATH for this run only) hides nbgrader's
+# instructor panels and makes Validate run the hidden tests too; an instructor's own JupyterLab is unchanged.
 lab: lessons
-	$(BIN)/jupyter lab $(LESSONS)/ $(if $(ROOT),--allow-root,)
+	JUPYTER_CONFIG_PATH="$(CURDIR)/student-lab$${JUPYTER_CONFIG_PATH:+:$$JUPYTER_CONFIG_PATH}" \
+	  $(BIN)/jupyter lab $(LESSONS)/ $(if $(ROOT),--allow-root,)
 
 test: setup chromium
 	$(BIN)/python -m pytest -n 2 --dist loadfile

@@ -6,8 +6,9 @@
     ttt-grader feedback                HTML feedback per student (hidden tests not shown)
     ttt-grader export -o grades.csv    a row per student, a column per lesson
     ttt-grader check tictactoe.py      grade a plain CS50-format file with the same checks
+    ttt-grader check LESSON.ipynb      a student's own lesson notebook, graded as autograde grades it
 
-Every command takes ``--course DIR`` (default ``./course``).
+Every command takes ``--course DIR`` (default ``./course``; for ``check``, only when given).
 """
 
 from __future__ import annotations
@@ -34,10 +35,9 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="ttt-grader", description=__doc__.split("\n\n")[0])
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    def command(name, help_text):
+    def command(name, help_text, course_help="the nbgrader course directory (default: ./course)", course=Path("course")):
         sub = commands.add_parser(name, help=help_text, description=help_text)
-        sub.add_argument("--course", type=Path, default=Path("course"), metavar="DIR",
-                         help="the nbgrader course directory (default: ./course)")
+        sub.add_argument("--course", type=Path, default=course, metavar="DIR", help=course_help)
         return sub
 
     sub = command("release", "set the course up from notebooks/ and generate the student versions in DIR/release/")
@@ -74,11 +74,14 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_argument("-o", "--output", type=Path, default=Path("grades.csv"), help="the CSV file (default grades.csv)")
     sub.add_argument("--detail", action="store_true", help="add a column per graded cell")
 
-    sub = command("check", "grade a plain CS50-format tictactoe.py with the lessons' checks")
-    sub.add_argument("file", type=Path, help="the student's tictactoe.py")
+    sub = command("check", "check a lesson notebook with the hidden tests, as autograde grades it (a student's "
+                           "self-check), or grade a plain CS50-format tictactoe.py with the lessons' checks",
+                  course_help="a lesson notebook is checked against this course's lessons and settings "
+                              "(default: the lessons that come with ttt)", course=None)
+    sub.add_argument("file", type=Path, help="a lesson notebook (LESSON.ipynb, as last saved) or a tictactoe.py")
     sub.add_argument("--json", action="store_true", help="print the results as JSON")
-    sub.add_argument("--timeout", type=float, default=CPU_SECONDS,
-                     help=f"CPU seconds each function's check may use (default {CPU_SECONDS})")
+    sub.add_argument("--timeout", type=float, default=None,
+                     help=f"CPU seconds each function's check (a notebook: each cell) may use (default {CPU_SECONDS})")
     sub.add_argument("--no-sandbox", action="store_true", help=NO_SANDBOX)
     return parser
 
@@ -172,13 +175,30 @@ def _export(args) -> int:
 
 
 def _check(args) -> int:
+    if args.file.suffix.lower() == ".ipynb":
+        return _check_notebook(args)
     from grader.cs50file import check_file, report
 
     _unsandboxed(args)
 
-    results = check_file(args.file, timeout=args.timeout, sandbox=not args.no_sandbox)
+    results = check_file(args.file, timeout=CPU_SECONDS if args.timeout is None else args.timeout,
+                         sandbox=not args.no_sandbox)
     print(json.dumps([r.as_dict() for r in results], indent=1) if args.json else report(results))
     return 0 if all(r.passed for r in results) else 1
+
+
+def _check_notebook(args) -> int:
+    """A lesson notebook: graded in a one-student temporary course by autograde's own pipeline."""
+    import warnings
+
+    from grader.selfcheck import check_notebook, report
+
+    _unsandboxed(args)
+    warnings.filterwarnings("ignore")  # nbformat's and nbgrader's notes on a student's notebook
+    result = check_notebook(args.file, course=args.course, sandbox=not args.no_sandbox,
+                            timeout=None if args.timeout is None else max(1, round(args.timeout)))
+    print(json.dumps(result.as_dict(), indent=1) if args.json else report(result))
+    return 0 if result.passed else 1
 
 
 _COMMANDS = {"release": _release, "collect": _collect, "autograde": _autograde,

@@ -34,6 +34,11 @@ c.ClearSolutions.code_stub = {{"python": "# YOUR CODE HERE\\nraise NotImplemente
 # checks bound their work: the slowest honest solution's check uses a fraction of the cell limit.
 c.Execute.timeout = {timeout}
 c.SafeExecute.notebook_timeout = {notebook_timeout}
+
+# Students may run the hidden checks on their own notebooks before grading (ttt-grader check
+# LESSON.ipynb, nbgrader's Validate button). False turns that off; it reaches the students with
+# the lessons released after the change.
+c.SelfCheck.enabled = True
 '''
 
 

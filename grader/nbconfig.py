@@ -55,6 +55,12 @@ def grading_config(course: Path, *, timeout: int | None = None, memory_mb: int |
         SafeExecute, StderrAsStdout, IgnorePattern, ClearMetadataPreprocessor, LimitOutput, SaveAutoGrades,
         AssignLatePenalties, CheckCellMetadata]
     config.OverwriteCells.add_missing_cells = True
+    from nbgrader.converters import GenerateAssignment
+
+    from grader.preprocessors import MarkSelfCheck
+
+    # the released lessons carry the course's self-check switch (SelfCheck.enabled) to the students
+    config.GenerateAssignment.preprocessors = [*GenerateAssignment.class_traits()["preprocessors"].default(), MarkSelfCheck]
     config.GenerateFeedback.preprocessors = [GetGrades, LabelTests, HideTestCode, ShieldStudentText, ClearHiddenTests,
                                              RestoreStudentText, SafeFeedback, CSSHTMLHeaderPreprocessor, WrapLongLines]
     config.merge(course_config(course))

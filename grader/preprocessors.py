@@ -37,6 +37,10 @@ every cell that is not one of the lesson's test cells (their text is the lesson'
 nbgrader when it graded), and ``RestoreStudentText``, run just after it, puts that text back as
 the student wrote it.
 
+``MarkSelfCheck``, run last in ``GenerateAssignment``, writes the course's self-check switch into
+each released lesson's metadata (``ttt.self_check``: False when the course's
+``SelfCheck.enabled`` is False, ``grader.selfcheck``), so the students' copies carry it.
+
 ``WrapLongLines``, run after nbconvert's ``CSSHTMLHeaderPreprocessor`` in ``GenerateFeedback``,
 adds one style to the feedback page: a long line of output wraps inside the page instead of
 running off its right edge.
@@ -184,4 +188,19 @@ class WrapLongLines(NbGraderPreprocessor):
 
     def preprocess(self, nb, resources):
         resources.setdefault("inlining", {}).setdefault("css", []).append(self.css)
+        return nb, resources
+
+
+class MarkSelfCheck(NbGraderPreprocessor):
+    """A lesson released from a course whose ``SelfCheck.enabled`` is False says so in its metadata."""
+
+    def preprocess(self, nb, resources):
+        from grader.selfcheck import enabled_in
+
+        own = nb.metadata.setdefault("ttt", {})
+        own.pop("self_check", None)
+        if not enabled_in(self.config):
+            own["self_check"] = False
+        if not own:
+            del nb.metadata["ttt"]
         return nb, resources

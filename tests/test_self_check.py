@@ -1,0 +1,213 @@
+"""A student's self-check: ``ttt-grader check LESSON.ipynb`` and nbgrader's Validate run the hidden tests.
+
+A released lesson 2 is filled in with the lesson's own solutions, once as they are and once with a
+slip only the hidden tests catch (``winner`` never looks at the middle column; no visible test
+has a line there): plain nbgrader Validate says "Success" for the slip (the trouble this fixes),
+``ttt-grader check`` fails it naming ``winner`` with the check's message and board, and passes the
+correct notebook; Validate with the students' configuration (``student-lab/``, what ``make lab``
+uses) lists the slip's ``winner`` as failed. A course that turns the self-check off says so, in
+the check and in Validate. Everything runs for real: nbgrader, the sandbox, kernels.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+from lesson_code import Bug, notebook  # noqa: E402
+
+REPO = Path(__file__).resolve().parent.parent
+STUDENT_LAB = REPO / "student-lab"
+LESSON = "02-who-won"
+# winner never looks at the middle column (no visible test has a line there)
+SLIP = Bug("winner-misses-the-middle-column", LESSON, "winner", ("for j in range(3)]", "for j in (0, 2)]"))
+
+pytestmark = pytest.mark.slow
+
+
+def filled(release: Path, bug: Bug | None = None) -> nbformat.NotebookNode:
+    """The released lesson with every answer cell holding the lesson's solution (with `bug` planted),
+    and a sentence in each written answer."""
+    nb = nbformat.read(release, as_version=4)
+    solutions = {c.metadata["nbgrader"]["grade_id"]: c.source for c in notebook(LESSON).cells
+                 if c.metadata.get("nbgrader", {}).get("solution") and c.cell_type == "code"}
+    for cell in nb.cells:
+        grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
+        if grade_id in solutions:
+            source = bug.plant(solutions[grade_id]) if bug else solutions[grade_id]
+            cell.source = "\n".join(line for line in source.splitlines() if "### " not in line)
+        elif cell.cell_type == "markdown" and cell.metadata.get("nbgrader", {}).get("solution"):
+            cell.source = "Products 18 and 50 are 3 x 3 x 2 and 5 x 5 x 2: two of a player's marks and an empty square."
+    return nb
+
+
+@pytest.fixture(scope="module")
+def lessons(tmp_path_factory) -> dict[str, Path]:
+    """{'correct': path, 'slip': path}: the two filled-in copies of the released lesson, in a folder of their own."""
+    from grader.course_ops import release
+
+    assert SLIP.applies(), "the slip no longer applies to the lesson's winner: choose another"
+    course = tmp_path_factory.mktemp("course")
+    release(course, lessons=[LESSON])
+    released = course / "release" / LESSON / f"{LESSON}.ipynb"
+    paths = {}
+    for name, bug in (("correct", None), ("slip", SLIP)):
+        folder = tmp_path_factory.mktemp(name)
+        paths[name] = folder / f"{LESSON}.ipynb"
+        nbformat.write(filled(released, bug), paths[name])
+    return paths
+
+
+def _env(**extra: str) -> dict:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("JUPYTER_CONFIG", "NBGRADER_"))}
+    return {**env, **extra}
+
+
+def ttt_grader(*args: str, cwd: Path, **env: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "grader", *args], cwd=cwd, env=_env(**env), capture_output=True,
+                          text=True, timeout=900)
+
+
+def nbgrader_validate(path: Path, *, student_lab: bool, config_dir: Path) -> subprocess.CompletedProcess:
+    """``nbgrader validate`` as a student's Jupyter runs it: with the students' configuration
+    (``make lab``'s JUPYTER_CONFIG_PATH) or with none (plain nbgrader)."""
+    env = {"JUPYTER_CONFIG_DIR": str(config_dir)}
+    if student_lab:
+        env["JUPYTER_CONFIG_PATH"] = str(STUDENT_LAB)
+    return subprocess.run([str(Path(sys.executable).parent / "nbgrader"), "validate", path.name], cwd=path.parent,
+                          env=_env(**env), capture_output=True, text=True, timeout=900)
+
+
+def test_plain_validate_says_success_for_the_slip(lessons, tmp_path):
+    """The slip passes every visible test: nbgrader alone says "Success" (what the self-check is for)."""
+    done = nbgrader_validate(lessons["slip"], student_lab=False, config_dir=tmp_path)
+    assert "Success! Your notebook passes all the tests." in done.stdout, done.stdout + done.stderr
+
+
+def test_check_fails_the_slip_naming_winner_with_its_board(lessons):
+    done = ttt_grader("check", str(lessons["slip"]), cwd=lessons["slip"].parent)
+    out = done.stdout
+    assert done.returncode == 1, out + done.stderr
+    assert "FAIL  winner" in out and "Failing: winner." in out
+    for function in ("terminal", "utility", "rk_board", "poss_win"):
+        assert f"PASS  {function}" in out, out
+    assert "hidden tests: winner(board): wrong winner" in out
+    assert "   ---+---+---" in out and "as a list:" in out  # the board, drawn
+    assert "Traceback" not in out + done.stderr and "check_winner" not in out  # the hidden code stays hidden
+
+
+def test_check_passes_the_correct_notebook_and_json_says_so(lessons):
+    done = ttt_grader("check", str(lessons["correct"]), cwd=lessons["correct"].parent)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "FAIL" not in done.stdout and "Every function passes." in done.stdout
+    done = ttt_grader("check", "--json", str(lessons["correct"]), cwd=lessons["correct"].parent)
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    assert result["passed"] is True and result["lesson"] == LESSON
+    assert [c["function"] for c in result["cells"]] == ["winner", "terminal", "utility", "rk_board", "poss_win"]
+    assert result["score"] == sum(c["points"] for c in result["cells"]) == 9
+
+
+def test_check_finds_the_lesson_from_its_cells_under_another_name(lessons, tmp_path):
+    renamed = tmp_path / "my homework.ipynb"
+    renamed.write_bytes(lessons["slip"].read_bytes())
+    done = ttt_grader("check", "--json", str(renamed), cwd=tmp_path)
+    assert done.returncode == 1, done.stderr
+    result = json.loads(done.stdout)
+    assert result["lesson"] == LESSON
+    assert [c["function"] for c in result["cells"] if not c["passed"]] == ["winner"]
+
+
+def test_validate_with_the_students_configuration_fails_the_slip(lessons, tmp_path):
+    done = nbgrader_validate(lessons["slip"], student_lab=True, config_dir=tmp_path)
+    out = done.stdout
+    assert "Success" not in out, out
+    assert "VALIDATION FAILED ON 1 CELL(S)!" in out, out + done.stderr
+    assert "HiddenTestsFailed" in out and "wrong winner" in out and "---+---+---" in out
+    assert 'print("✓ winner passes the visible tests")' in out  # the failed cell is winner's test cell
+
+
+def test_validate_with_the_students_configuration_passes_the_correct_notebook(lessons, tmp_path):
+    done = nbgrader_validate(lessons["correct"], student_lab=True, config_dir=tmp_path)
+    assert "Success! Your notebook passes all the tests." in done.stdout, done.stdout + done.stderr
+
+
+def test_a_course_can_turn_the_self_check_off(lessons, tmp_path):
+    """``c.SelfCheck.enabled = False`` in the course's config: its released lessons carry it, and the
+    check and Validate say plainly that the hidden tests did not run (Validate never says Success)."""
+    from grader.course import make_course
+    from grader.course_ops import release
+
+    course = make_course(tmp_path / "course", lessons=[LESSON])
+    config = course / "nbgrader_config.py"
+    assert "c.SelfCheck.enabled = True" in config.read_text()
+    config.write_text(config.read_text().replace("c.SelfCheck.enabled = True", "c.SelfCheck.enabled = False"))
+    release(course, setup=False)
+    released = course / "release" / LESSON / f"{LESSON}.ipynb"
+    assert nbformat.read(released, as_version=4).metadata["ttt"] == {"self_check": False}
+    mine = tmp_path / "student" / f"{LESSON}.ipynb"
+    mine.parent.mkdir()
+    nbformat.write(filled(released, SLIP), mine)
+
+    done = ttt_grader("check", str(mine), cwd=mine.parent)
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.strip() == ("ttt-grader check: your instructor has turned the self-check off for this course: "
+                                   "only the visible tests (the ones in the notebook) can be run before grading; "
+                                   "the hidden tests run when your notebook is graded")
+    # the course's own config says so too, for a notebook released elsewhere
+    done = ttt_grader("check", "--course", str(course), str(lessons["slip"]), cwd=tmp_path)
+    assert done.returncode == 2 and "turned the self-check off" in done.stderr and "Traceback" not in done.stderr
+
+    done = nbgrader_validate(mine, student_lab=True, config_dir=tmp_path / "config")
+    assert "Success" not in done.stdout, done.stdout
+    said = " ".join(done.stdout.split())
+    assert "HiddenTestsNotRun: Only the visible tests ran" in said and "has turned the self-check off" in said, said
+
+
+def test_check_says_in_one_line_what_is_wrong(tmp_path, capsys, monkeypatch):
+    from grader import sandbox
+    from grader.cli import main
+
+    broken = tmp_path / "02-who-won.ipynb"
+    broken.write_text('{"cells": [')
+    assert main(["check", str(broken)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("ttt-grader check: 02-who-won.ipynb could not be read as a notebook") and err.count("\n") == 1
+
+    other = tmp_path / "notes.ipynb"
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("print(1)")])
+    nbformat.write(nb, other)
+    assert main(["check", str(other)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("ttt-grader check: notes.ipynb is not one of the lessons") and err.count("\n") == 1
+
+    lesson = tmp_path / "lesson.ipynb"
+    nbformat.write(notebook(LESSON), lesson)  # a lesson's cells (the source's, here): a sandbox is needed
+    monkeypatch.setattr(sandbox, "_tool", lambda name: None)  # as on a machine without bubblewrap
+    sandbox.available.cache_clear()
+    try:
+        assert main(["check", str(lesson)]) == 2
+    finally:
+        sandbox.available.cache_clear()
+    err = capsys.readouterr().err
+    assert "apt-get install bubblewrap" in err and "--no-sandbox" in err and err.count("\n") == 1, err
+
+
+def test_make_lab_opens_the_students_configuration():
+    """``make lab`` puts student-lab/ first on JUPYTER_CONFIG_PATH (keeping one already set) and
+    still passes --allow-root to root; student-lab hides the instructor's panels, keeps Validate."""
+    done = subprocess.run(["make", "-n", "lab"], cwd=REPO, capture_output=True, text=True, timeout=60)
+    command = done.stdout.replace("\\\n", " ")
+    assert f'JUPYTER_CONFIG_PATH="{STUDENT_LAB}${{JUPYTER_CONFIG_PATH:+:$JUPYTER_CONFIG_PATH}}"' in command, command
+    assert ("--allow-root" in command.splitlines()[-1]) == (os.geteuid() == 0)
+    disabled = json.loads((STUDENT_LAB / "labconfig" / "page_config.json").read_text())["disabledExtensions"]
+    assert {"@jupyter/nbgrader:create-assignment", "@jupyter/nbgrader:formgrader",
+            "@jupyter/nbgrader:course-list"} <= {k for k, v in disabled.items() if v}
+    assert "@jupyter/nbgrader:validate-assignment" not in disabled
