@@ -117,3 +117,14 @@ def test_the_line_that_raised_is_never_cut_off():
 
 def test_a_full_board_with_no_line_is_a_tie():
     assert checks.draw("XOX/XOO/OXX".replace("/", "")).endswith("(a tie: the board is full)")
+
+
+def test_the_hidden_check_names_a_search_that_changes_its_board_too(capsys):
+    bug = next(b for b in BUGS if b.name == "minimax-plays-on-the-board-it-was-given")
+    namespace = solution_namespace(bug.lesson, edit=bug.plant)
+    with pytest.raises(CheckFailed) as failed:
+        checks.check_minimax(namespace["minimax"])
+    message = str(failed.value)
+    assert "minimax(board): your max_value (called by minimax) changed the board it was given" in message, message
+    before, after = drawn(message)[:2]
+    assert before[0] != after[0] and "the board changed to" in message

@@ -65,6 +65,8 @@ def _check_move(student: _Student, text: Text, *, checked: str) -> None:
     best = classic.optimal_moves(text)
     value = classic.value(text)
     expected = " or ".join(str(_action(s)) for s in best)
+    if square is None or text[square] != "." or square not in best:
+        student.explain_a_changed_board(_board(text), call=call, checked=checked)
     if square is None or text[square] != ".":
         what = "an action (i, j) on an empty square" if square is None else f"an empty square, but {_action(square)} is taken"
         raise _fail(call, _board(text), f"should return {what}", expected=expected, got=_show(got), checked=checked,

@@ -7,7 +7,9 @@ calls (`_on_its_own`, `substituted`, `counting_calls`).
 from __future__ import annotations
 
 import contextlib
+import copy
 import functools
+import inspect
 import io
 import operator
 import traceback
@@ -18,7 +20,7 @@ import ttt.tictactoe as ref
 from ttt.games import classic
 
 from grader.checks.failures import (
-    Board, CheckFailed, Passed, ReferenceCalled, Text, _OutOfTime, _fail, _is_bool, _raised_on, _show, _student_line, _summary,
+    Board, CheckFailed, Passed, ReferenceCalled, Text, _OutOfTime, _fail, _is_bool, _not_the_student_s, _raised_on, _show, _student_line, _summary,
     _text_or_none, _type_name,
 )
 from grader.checks.reference import (
@@ -59,6 +61,50 @@ def _process_ended() -> tuple:
 
     remote = sys.modules.get("grader.remote")
     return (remote.RemoteDied, remote.RemoteProtocolError) if remote is not None else (_ProcessEnded,)
+
+
+def _is_board_list(value: Any) -> bool:
+    return isinstance(value, list) and len(value) == 3 and all(isinstance(row, list) and len(row) == 3 for row in value)
+
+
+class _BoardChanged(BaseException):
+    """Raised when one of the student's own functions returns having changed the board it was given
+    (a BaseException: ``except Exception`` in the student's code misses it)."""
+
+    def __init__(self, name: str, before: Any, after: Any) -> None:
+        super().__init__(name)
+        self.name, self.before, self.after = name, before, after
+
+
+def _guarding(function: Any, name: str, wrapped: Callable) -> Callable:
+    """Return `wrapped` made to raise `_BoardChanged` if it returns with its first argument, a board, changed."""
+
+    @functools.wraps(wrapped)
+    def guarded(*args: Any, **kwargs: Any) -> Any:
+        if not (args and _is_board_list(args[0])):
+            return wrapped(*args, **kwargs)
+        before = [list(row) for row in args[0]]  # a board's squares are X, O or None: a copy of the rows is a copy
+        got = wrapped(*args, **kwargs)
+        if args[0] != before:
+            raise _BoardChanged(name, before, copy.deepcopy(args[0]))
+        return got
+
+    return guarded
+
+
+SEARCH_HELPERS = ("max_value", "min_value", "value")  # the lessons' names for a search's own functions
+
+
+def _guarded_searches(function: Any) -> dict:
+    """Return {name: guarded function} for the search functions the student wrote beside `function`
+    (max_value and min_value beside minimax), each made to say so if it changes the board it is given."""
+    namespace = getattr(function, "__globals__", None)
+    if not isinstance(namespace, dict) or _remote_of(function) is not None:
+        return {}
+    helpers = {name: namespace.get(name) for name in SEARCH_HELPERS}
+    return {name: _guarding(function, name, helper) for name, helper in helpers.items()
+            if inspect.isfunction(helper) and helper is not function and helper.__code__.co_argcount >= 1
+            and helper.__globals__ is namespace and not _not_the_student_s(helper.__code__.co_filename)}
 
 
 class _Student:
@@ -107,6 +153,7 @@ class _Student:
         except RecursionError:
             raise _fail(call, board, "went into endless recursion (RecursionError): check the case that stops it.", checked=checked) from None
         except Exception as error:  # the student's bug, shown as what it is
+            self.explain_a_changed_board(copy.deepcopy(board), *args[1:], call=call, checked=checked)  # `board`: as it was before
             where = "\n\n".join(part for part in (_student_line(error), _raised_on(error, board)) if part)
             raise _fail(
                 call, board, f"raised {_type_name(error)}: {error}", note=where, checked=checked, kind=f"raised {_type_name(error)}"
@@ -116,6 +163,29 @@ class _Student:
                 raise
             raise _fail(call, board, _not_an_exception(error), note=_student_line(error), checked=checked,
                         kind=f"raised {_type_name(error)}") from None
+
+
+    def explain_a_changed_board(self, board: Any, *args: Any, call: str, checked: str) -> None:
+        """After a search went wrong on `board` (a fresh copy of the board it was given): call it again with
+        its own max_value, min_value or value made to tell on themselves, and raise CheckFailed saying
+        which one changed the board it was given, drawn before and after, if one did. Only then, so
+        a right search pays nothing for the look."""
+        helpers = _guarded_searches(self.function) if self.kind in ("minimax", "alphabeta") and _is_board_list(board) else {}
+        if not helpers:
+            return
+        try:
+            with substituted(self.function.__globals__, **helpers):
+                self.raw(board, *args)
+        except _BoardChanged as changed:
+            from grader.checks.failures import draw
+
+            raise _fail(call, changed.before, f"your {changed.name} (called by {self.name}) changed the board it was given "
+                        "(drawn here as it was before the call)", expected="the board left as it was",
+                        got=f"the board changed to\n{draw(changed.after)}", checked=checked, kind="changed the board",
+                        note=f"{changed.name} must leave the board it is given as it was: make the move on a copy "
+                             "(result(board, action) makes one), never on the board itself.") from None
+        except BaseException:  # noqa: BLE001  (anything else: the first answer's failure is the one told)
+            return
 
 
 class _Failures:

@@ -26,7 +26,7 @@ from grader.checks.reference import (
     REFERENCE, _ALLOWED, _KIND_OF_NAME, _forbidden_objects, _plain, _reference_off, _refuse_reference,
     _remote_of, _used_reference,
 )
-from grader.checks.student import _action, _board, _index_or_none, substituted
+from grader.checks.student import _BoardChanged, _action, _board, _guarded_searches, _index_or_none, substituted
 from grader.checks.display import _install_display
 
 
@@ -112,46 +112,6 @@ SECONDS = 10  # the CPU time a visible test gives one call of a student's functi
 ENDS = "does every loop, and every recursion, come to an end?"  # the hint for a call still running, unless told another
 
 
-class _BoardChanged(BaseException):
-    """Raised when one of the student's own functions returns having changed the board it was given
-    (a BaseException: ``except Exception`` in the student's code misses it)."""
-
-    def __init__(self, name: str, before: Any, after: Any) -> None:
-        super().__init__(name)
-        self.name, self.before, self.after = name, before, after
-
-
-def _guarding(function: Any, name: str, wrapped: Callable) -> Callable:
-    """Return `wrapped` made to raise `_BoardChanged` if it returns with its first argument, a board, changed."""
-
-    @functools.wraps(wrapped)
-    def guarded(*args: Any, **kwargs: Any) -> Any:
-        if not (args and _is_board(args[0])):
-            return wrapped(*args, **kwargs)
-        before = [list(row) for row in args[0]]  # a board's squares are X, O or None: a copy of the rows is a copy
-        got = wrapped(*args, **kwargs)
-        if args[0] != before:
-            raise _BoardChanged(name, before, copy.deepcopy(args[0]))
-        return got
-
-    return guarded
-
-
-SEARCH_HELPERS = ("max_value", "min_value", "value")  # the lessons' names for a search's own functions
-
-
-def _own_helpers(function: Any) -> dict:
-    """Return {name: guarded function} for the search functions the student wrote beside `function`
-    (max_value and min_value beside minimax), each made to say so if it changes the board it is given."""
-    namespace = getattr(function, "__globals__", None)
-    if not isinstance(namespace, dict) or _remote_of(function) is not None:
-        return {}
-    helpers = {name: namespace.get(name) for name in SEARCH_HELPERS}
-    return {name: _guarding(function, name, helper) for name, helper in helpers.items()
-            if inspect.isfunction(helper) and helper is not function and helper.__code__.co_argcount >= 1
-            and helper.__globals__ is namespace and not _not_the_student_s(helper.__code__.co_filename)}
-
-
 def _changed_board(call: str, name: str, what: str, before: Any, after: Any, picture: Any) -> CheckFailed:
     """Return the CheckFailed for a function that changed the board it was given: the board before and after."""
     own = name == _graded_as(call)[0]
@@ -185,7 +145,7 @@ def returned(function: Callable, board: Any, *args: Any, call: Optional[str] = N
     picture = before if drawn is None else drawn
     namespace = getattr(function, "__globals__", None)
     try:
-        with _limits(function, seconds, graded), substituted(namespace, **_own_helpers(function)) if namespace is not None else contextlib.nullcontext():
+        with _limits(function, seconds, graded), substituted(namespace, **_guarded_searches(function)) if namespace is not None else contextlib.nullcontext():
             got = function(board, *args)
     except NotImplementedError as stub:
         raise _not_written(name, stub) from None
