@@ -304,18 +304,19 @@ def record(
     nodes that deep (see `Recorder`): the search is the same, the rest is only counted.
     """
     recorder = Recorder(max_depth=max_depth, max_nodes=max_nodes)
+    tracer = recorder if max_depth is not None or max_nodes is not None else recorder.events.append  # all kept: no checks
     order = game.order_moves if ordered else None
     if algorithm == "minimax":
-        result = search.minimax(game, state, tracer=recorder)
+        result = search.minimax(game, state, tracer=tracer)
     elif algorithm == "alphabeta":
-        result = search.alphabeta(game, state, order=order, tracer=recorder)
+        result = search.alphabeta(game, state, order=order, tracer=tracer)
     elif algorithm == "depth-limited":
         if depth is None:
             raise ValueError("depth-limited search needs a depth, for example depth=2")
         evaluate = evaluate or game.evaluate
         if evaluate is None:
             raise ValueError(f"{game.name} has no evaluate(state); pass evaluate=...")
-        result = search.depth_limited(game, state, depth=depth, evaluate=evaluate, order=order, tracer=recorder)
+        result = search.depth_limited(game, state, depth=depth, evaluate=evaluate, order=order, tracer=tracer)
     else:
         raise ValueError(f"unknown algorithm {algorithm!r}; choose one of: {', '.join(ALGORITHMS)}")
     return Trace(game, recorder.events, result, algorithm, unkept=recorder.unkept)
