@@ -384,12 +384,6 @@ def test_the_thinking_panel_sends_only_what_it_draws_from_the_empty_board(oppone
         more = sum(int(s["text"].split()[1]) for s in tree["stubs"] if s["kind"] == "more")
         assert more == FULL_TREE - len(tree["nodes"])  # ... and the rest said in the "… N more" rows
         assert tree["nodes"][0]["texts"][-1][1] == "v = 0" and tree["nodes"][0]["size"] == FULL_TREE
-    board.thinking_depth = 9  # deeper: recorded again, still no more than the panel draws
-    tree = check_thinking_sent(board, depth=9)
-    assert len(tree["nodes"]) == PlayableBoard.THINKING_NODES
-    board.thinking_depth = 1  # shallower: every move from the root, not the first 300 nodes' few
-    tree = check_thinking_sent(board, depth=1)
-    assert len(tree["nodes"]) == 1 + len(GAME.moves(board.thought_from))
 
 
 def test_the_thinking_panel_mid_game_draws_the_students_calls_with_their_values():
@@ -404,3 +398,9 @@ def test_the_thinking_panel_mid_game_draws_the_students_calls_with_their_values(
         if node.depth <= 2:
             assert values["".join(node.state)] == f"v = {int(node.value)}"
     assert len(json.dumps(tree)) < 40_000
+    board.thinking_depth = 9  # deeper: recorded again, still no more than the panel draws
+    tree = check_thinking_sent(board, depth=9)
+    assert len(tree["nodes"]) == PlayableBoard.THINKING_NODES and tree["total"] == 59_705
+    board.thinking_depth = 1  # shallower: every move from the root, not the first 300 nodes' few
+    tree = check_thinking_sent(board, depth=1)
+    assert len(tree["nodes"]) == 1 + len(GAME.moves(board.thought_from))
