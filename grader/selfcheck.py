@@ -395,7 +395,8 @@ def _add_error(cell, ename: str, evalue: str) -> None:
     import nbformat
 
     width = 80 - len(ename) - 2
-    evalue = "\n".join(line if len(line) <= width else textwrap.fill(line, width, subsequent_indent="  ")
+    evalue = "\n".join(line if len(line) <= width else
+                       textwrap.fill(line, width, subsequent_indent=line[:len(line) - len(line.lstrip())] + "  ")
                        for line in evalue.splitlines())
     cell.outputs.append(nbformat.v4.new_output("error", ename=ename, evalue=evalue, traceback=[f"{ename}: {evalue}"]))
 

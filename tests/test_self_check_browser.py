@@ -71,7 +71,8 @@ def validate(page, shot: Path) -> str:
     dialog = page.locator(".jp-Dialog")
     dialog.wait_for(timeout=300_000)
     page.wait_for_timeout(300)
-    dialog.locator("pre").last.scroll_into_view_if_needed()  # the error, below the cell's code
+    if dialog.locator("pre").count():
+        dialog.locator("pre").last.scroll_into_view_if_needed()  # the error, below the cell's code
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     shoot(page, shot)
     text = dialog.inner_text()
