@@ -193,7 +193,9 @@ def _check_notebook(args) -> int:
 
     from grader.selfcheck import check_notebook, report
 
-    _unsandboxed(args)
+    if args.no_sandbox:
+        print(f"ttt-grader check: WARNING: --no-sandbox: the notebook's code runs as {getpass.getuser()}, with your "
+              "files, network and processes, not in the sandbox the grading uses", file=sys.stderr)
     warnings.filterwarnings("ignore")  # nbformat's and nbgrader's notes on a student's notebook
     result = check_notebook(args.file, course=args.course, sandbox=not args.no_sandbox,
                             timeout=None if args.timeout is None else max(1, round(args.timeout)))
