@@ -405,7 +405,11 @@ def check_my_work(path: str | Path | None = None) -> None:
     """Runs the hidden tests on this notebook as last saved (save it first: Ctrl+S), as the
     instructor's grading runs them, and prints what they say. In a lesson:
     ``from grader.selfcheck import check_my_work; check_my_work()``. The notebook is the one this
-    kernel runs (``__session__``, set by Jupyter), or ``path``."""
+    kernel runs (``__session__``, set by Jupyter), or ``path``. While nbgrader runs the notebook
+    (grading, Validate) it does nothing: those run the hidden tests themselves."""
+    if os.environ.get("NBGRADER_EXECUTION"):
+        print("(check_my_work does nothing while nbgrader runs the notebook)")
+        return
     if path is None:
         path = _this_notebook()
         if path is None:

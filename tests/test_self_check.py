@@ -211,3 +211,13 @@ def test_make_lab_opens_the_students_configuration():
     assert {"@jupyter/nbgrader:create-assignment", "@jupyter/nbgrader:formgrader",
             "@jupyter/nbgrader:course-list"} <= {k for k, v in disabled.items() if v}
     assert "@jupyter/nbgrader:validate-assignment" not in disabled
+
+
+def test_check_my_work_does_nothing_while_nbgrader_runs_the_notebook(lessons, monkeypatch, capsys):
+    """A lesson's last cell may call check_my_work(): grading and Validate run it as any cell, and it
+    must not start a check of its own there."""
+    from grader.selfcheck import check_my_work
+
+    monkeypatch.setenv("NBGRADER_EXECUTION", "autograde")
+    check_my_work(lessons["slip"])
+    assert capsys.readouterr().out == "(check_my_work does nothing while nbgrader runs the notebook)\n"
