@@ -73,10 +73,10 @@ lessons: setup
 	  rm -rf $$tmp; echo "The lessons are in $(LESSONS)/."; \
 	fi
 
-# The students' JupyterLab: student-lab/ (on JUPYTER_CONFIG_PATH for this run only) hides nbgrader's
+# The students' JupyterLab: grader/student_lab/ (on JUPYTER_CONFIG_PATH for this run only) hides nbgrader's
 # instructor panels and makes Validate run the hidden tests too; an instructor's own JupyterLab is unchanged.
 lab: lessons
-	JUPYTER_CONFIG_PATH="$(CURDIR)/student-lab$${JUPYTER_CONFIG_PATH:+:$$JUPYTER_CONFIG_PATH}" \
+	JUPYTER_CONFIG_PATH="$(CURDIR)/grader/student_lab$${JUPYTER_CONFIG_PATH:+:$$JUPYTER_CONFIG_PATH}" \
 	  $(BIN)/jupyter lab $(LESSONS)/ $(if $(ROOT),--allow-root,)
 
 test: setup chromium

@@ -330,7 +330,7 @@ def validate_start(notebook, **_) -> None:
     them (``ttt-grader check``, in a process of its own, while Validate runs the visible tests),
     and adds an empty last cell to Validate's copy of the notebook (not to the file), where
     ``validate_finish`` collects them. Does nothing outside Validate. Set in the students'
-    ``nbgrader_config.py`` (``student-lab/nbgrader_config.py``)."""
+    ``nbgrader_config.py`` (``grader/student_lab/nbgrader_config.py``)."""
     import subprocess
 
     import nbformat

@@ -4,7 +4,7 @@ A released lesson 2 is filled in with the lesson's own solutions, once as they a
 slip only the hidden tests catch (``winner`` never looks at the middle column; no visible test
 has a line there): plain nbgrader Validate says "Success" for the slip (the trouble this fixes),
 ``ttt-grader check`` fails it naming ``winner`` with the check's message and board, and passes the
-correct notebook; Validate with the students' configuration (``student-lab/``, what ``make lab``
+correct notebook; Validate with the students' configuration (``grader/student_lab/``, what ``make lab``
 uses) lists the slip's ``winner`` as failed. A course that turns the self-check off says so, in
 the check and in Validate. Everything runs for real: nbgrader, the sandbox, kernels.
 """
@@ -24,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from lesson_code import Bug, notebook  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
-STUDENT_LAB = REPO / "student-lab"
+STUDENT_LAB = REPO / "grader" / "student_lab"
 LESSON = "02-who-won"
 # winner never looks at the middle column (no visible test has a line there)
 SLIP = Bug("winner-misses-the-middle-column", LESSON, "winner", ("for j in range(3)]", "for j in (0, 2)]"))
@@ -201,8 +201,8 @@ def test_check_says_in_one_line_what_is_wrong(tmp_path, capsys, monkeypatch):
 
 
 def test_make_lab_opens_the_students_configuration():
-    """``make lab`` puts student-lab/ first on JUPYTER_CONFIG_PATH (keeping one already set) and
-    still passes --allow-root to root; student-lab hides the instructor's panels, keeps Validate."""
+    """``make lab`` puts grader/student_lab/ first on JUPYTER_CONFIG_PATH (keeping one already set) and
+    still passes --allow-root to root; grader/student_lab hides the instructor's panels, keeps Validate."""
     done = subprocess.run(["make", "-n", "lab"], cwd=REPO, capture_output=True, text=True, timeout=60)
     command = done.stdout.replace("\\\n", " ")
     assert f'JUPYTER_CONFIG_PATH="{STUDENT_LAB}${{JUPYTER_CONFIG_PATH:+:$JUPYTER_CONFIG_PATH}}"' in command, command

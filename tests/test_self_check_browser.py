@@ -1,4 +1,4 @@
-"""The self-check in a student's JupyterLab, as ``make lab`` opens it (``student-lab/`` on
+"""The self-check in a student's JupyterLab, as ``make lab`` opens it (``grader/student_lab/`` on
 JUPYTER_CONFIG_PATH), in a real browser: nbgrader's Validate button runs the hidden tests too
 (through the server's validate handler), listing the slip's ``winner`` as failed with the check's
 board and saying "Success" for the correct notebook; ``check_my_work()`` in a cell prints the same
