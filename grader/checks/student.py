@@ -117,6 +117,7 @@ class _Student:
         self.name = name
         self.kind = kind or name
         self.remote = _remote_of(function)  # a function in a sandbox: the reference is switched off there
+        self.looked_for_a_changed_board = False
         self.forbidden = [] if _ALLOWED[-1] or self.remote is not None else _forbidden_objects(self.kind)
         if not _ALLOWED[-1]:
             _refuse_reference(function, name, self.kind)
@@ -171,8 +172,9 @@ class _Student:
         which one changed the board it was given, drawn before and after, if one did. Only then, so
         a right search pays nothing for the look."""
         helpers = _guarded_searches(self.function) if self.kind in ("minimax", "alphabeta") and _is_board_list(board) else {}
-        if not helpers:
+        if not helpers or self.looked_for_a_changed_board:
             return
+        self.looked_for_a_changed_board = True  # once: a search that changes no board on its first wrong answer is wrong otherwise
         try:
             with substituted(self.function.__globals__, **helpers):
                 self.raw(board, *args)
