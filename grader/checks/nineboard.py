@@ -21,12 +21,13 @@ line_score = bigboard.line_score  # the CSC 242 write-up's score of one small bo
 
 
 @functools.lru_cache(maxsize=None)
-def nine_board_positions(games: int = 120, seed: int = 3) -> tuple:
-    """Return every position of `games` seeded random nine-board games (the start once), in order met."""
+def nine_board_positions(games: int = 120, start: int = 3) -> tuple:
+    """Return every position of `games` random nine-board games (the start once), in order met: the same
+    games on every run, the moves picked by a random generator started from the number `start`."""
     import random
 
     game = nineboard.NineBoard()
-    rng = random.Random(seed)
+    rng = random.Random(start)
     seen: dict = {game.initial(): None}
     for _ in range(games):
         state = game.initial()
@@ -72,7 +73,7 @@ def check_line_score(student_line_score: Callable) -> str:
 def check_evaluate(evaluate: Callable) -> str:
     """Print and return a one-line summary if `evaluate(state)` equals the CSC 242 write-up's heuristic (``line_count_evaluate``).
 
-    Checked on every position of 120 seeded random nine-board games. While it runs, the
+    Checked on every position of 120 random nine-board games, the same on every run. While it runs, the
     student's own ``line_score`` (if the notebook has one) is replaced by the reference, so a
     mistake there is not counted twice.
     """
