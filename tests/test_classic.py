@@ -51,7 +51,8 @@ def test_parse_board_spellings(text, board):
         ("XXX/OOO/...", "cannot both have three in a row"),
         ("XXX/OO./..O", "O played on after X had already won"),
         ("OOO/XX./X.X", "X played on after O had already won"),
-        (None, "not NoneType"),
+        (None, "not None$"),
+        ([["X", None, None]] * 3, r"not \[\['X', None, None\]"),
     ],
 )
 def test_parse_board_says_why_a_board_is_refused(text, reason):

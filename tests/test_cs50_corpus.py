@@ -92,7 +92,7 @@ def test_check_json_names_the_function_that_broke_another_as_written(capsys):
     results = {r["function"]: r for r in json.loads(capsys.readouterr().out)}
     assert set(results["winner"]) == {"function", "passed", "message", "broken_by", "seconds", "cpu_seconds"}
     assert results["winner"]["passed"] and results["winner"]["broken_by"] == ["utility"]
-    assert "As written it fails, because it calls your own utility (your utility returned 1 (int) where the CS50 " \
+    assert "As written it fails, because it calls your own utility (your utility returned 1 where the CS50 " \
            "answer is -1 on the board [[" in results["winner"]["message"]
     assert not results["utility"]["passed"] and results["utility"]["broken_by"] == []
     assert main(["check", str(path)]) == 1

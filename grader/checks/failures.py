@@ -213,10 +213,10 @@ class Passed(str):
 
 def _show(value: Any) -> str:
     """Return `value` as written in Python; with its type's name only where the writing does not tell it
-    (a class of the student's own, a library's value), and for a CS50 file as ``ttt-grader check`` has always told it."""
+    (a class of the student's own, a library's value)."""
     if value is None:
         return "None"
-    if type(value) in (str, int, float, bool, tuple, list, set, frozenset, dict) and not _CS50[-1]:
+    if type(value) in (str, int, float, bool, tuple, list, set, frozenset, dict):
         return _shown(value)
     return f"{value!r} ({_type_name(value)})"
 

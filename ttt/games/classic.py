@@ -10,6 +10,7 @@ A board is nine characters row by row, ``'X'``, ``'O'`` or ``'.'``; squares are 
 
 from __future__ import annotations
 
+import reprlib
 from functools import lru_cache
 from typing import Sequence
 
@@ -43,7 +44,7 @@ def parse_board(text: str) -> Board:
     reaches (impossible counts, two winners, a move played after a win).
     """
     if not isinstance(text, str):
-        raise InvalidBoardError(f"a board is written as text such as 'XO./.X./..O', not {type(text).__name__}")
+        raise InvalidBoardError(f"a board is written as text such as 'XO./.X./..O', not {reprlib.repr(text)}")
     squares = [c for c in text if c not in _SEPARATORS]
     for c in squares:
         if c == "0":

@@ -2,7 +2,7 @@
 work, so they pass (with the CS50 actions, a set, this terminal would not), while actions fails.
 
 expect: initial_state=pass player=pass actions=fail result=pass winner=pass terminal=pass utility=pass minimax=pass
-message: actions=should return a set, not list
+message: actions=should return a set, not a list of
 """
 
 import math
