@@ -175,7 +175,7 @@ def _run(path: str, name: str, out: str, note: str, cpu_seconds: str, mode: str 
             write(True, summary, getattr(summary, "broken_by", ()))
         except (checks.CheckFailed, NotImplementedError) as error:
             write(False, str(error))
-        except failures._OutOfTime:
+        except failures.OutOfCpuTime:
             write(False, f"timed out: the check of {name} used more than its {seconds:g} s of CPU time"
                   + (f"\n\nwhile running {_last_call(Path(note))}" if _last_call(Path(note)) else ""))
         except BaseException as error:  # what the check itself could not turn into a message

@@ -300,7 +300,7 @@ class _Printed(io.StringIO):
 def _run_test(source: str, grade_id: str, namespace: dict, remote, timeout: float) -> Verdict:
     """Runs one test cell here, the submission's functions called in the sandbox; returns its verdict."""
     from grader.checks import student
-    from grader.checks.failures import _OutOfTime, _picture
+    from grader.checks.failures import OutOfCpuTime, _picture
     from grader.remote import RemoteStalled
 
     last_call: list = [None]
@@ -314,7 +314,7 @@ def _run_test(source: str, grade_id: str, namespace: dict, remote, timeout: floa
     except BaseException as error:  # noqa: BLE001  (any error fails the test, as in nbgrader)
         if isinstance(error, (KeyboardInterrupt, SystemExit)) and not hasattr(error, "remote_type"):
             raise  # the grader itself is being stopped
-        stopped = isinstance(error, _OutOfTime)
+        stopped = isinstance(error, OutOfCpuTime)
         if isinstance(error, RemoteStalled):  # it waits without end: the next calls get little patience
             remote.stall_seconds = min(remote.stall_seconds, 5.0)
         if stopped:

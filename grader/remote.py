@@ -47,7 +47,7 @@ import types
 from pathlib import Path
 from typing import Any, Callable, Collection, Iterator, Optional
 
-from grader.checks.failures import _OutOfTime
+from grader.checks.failures import OutOfCpuTime
 
 MAX_MESSAGE = 16 * 2**20  # bytes of one message, either way
 MAX_DEPTH = 100  # nesting of containers in one message
@@ -82,17 +82,17 @@ class RemoteError(BaseException):
 class RemoteFailure(BaseException):
     """The server could not answer: out of time, stalled, died, or said something malformed.
 
-    A BaseException, as ``grader.checks.failures._OutOfTime`` is: a check's ``except Exception``
+    A BaseException, as ``grader.checks.failures.OutOfCpuTime`` is: a check's ``except Exception``
     does not take it for an answer of the student's function.
     """
 
 
-class RemoteTimeout(RemoteFailure, _OutOfTime):
+class RemoteTimeout(RemoteFailure, OutOfCpuTime):
     """A call used more than its CPU time (the server stopped it, or it was killed from outside).
-    The checks take it as they take their own time limit (``_OutOfTime``)."""
+    The checks take it as they take their own time limit (``OutOfCpuTime``)."""
 
 
-class RemoteStalled(RemoteFailure, _OutOfTime):
+class RemoteStalled(RemoteFailure, OutOfCpuTime):
     """The server made no CPU progress for the stall period (sleeping, or waiting on something);
     the checks take it as a time limit too."""
 

@@ -18,7 +18,7 @@ import ttt
 import ttt.tictactoe as ref
 from grader import checks
 from grader.checks import CheckFailed
-from grader.checks.failures import _deadline, _OutOfTime
+from grader.checks.failures import cpu_limit, OutOfCpuTime
 from grader.checks.student import _focused, _positions
 from ttt.games import nineboard
 from ttt.games.classic import TicTacToe
@@ -97,9 +97,9 @@ def refused(check, student) -> bool:
     """True if `check` refuses `student`: on the sample of positions, else on all of them."""
     for only in (SAMPLE, None):
         try:
-            with _focused(only), _deadline(SECONDS):  # a search of a whole nine-board game would not end
+            with _focused(only), cpu_limit(SECONDS):  # a search of a whole nine-board game would not end
                 check(student)
-        except (CheckFailed, NotImplementedError, _OutOfTime):
+        except (CheckFailed, NotImplementedError, OutOfCpuTime):
             return True
     return False
 

@@ -10,7 +10,7 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parent.parent / "ttt"
 LAYERS = {  # module (or package) -> its layer, in order
-    "ttt.errors": 0, "ttt.games": 0, "ttt.tictactoe": 0,
+    "ttt.errors": 0, "ttt.limits": 0, "ttt.games": 0, "ttt.tictactoe": 0,
     "ttt.search": 1, "ttt.agents": 1, "ttt.play": 1,
     "ttt.trace": 2,
     "ttt.draw": 3,

@@ -15,7 +15,7 @@ import os
 import sys
 from typing import Any, Callable, Optional
 
-from grader.checks.failures import CheckFailed, _OutOfTime
+from grader.checks.failures import CheckFailed, OutOfCpuTime
 from grader.kernel import APART_ENV
 
 APART = "run by the grader apart from the notebook"  # what such a check prints in the kernel
@@ -68,7 +68,7 @@ def _guarded(check: Callable) -> Callable[..., str]:
             error._from_check = True  # type: ignore[attr-defined]
             error._hidden_check = True  # type: ignore[attr-defined]  (not a visible test's failure)
             raise error from None
-        except _OutOfTime as error:  # the time limit was up while this check ran: its failure, too
+        except OutOfCpuTime as error:  # the time limit was up while this check ran: its failure, too
             error._hidden_check = True  # type: ignore[attr-defined]
             raise
 

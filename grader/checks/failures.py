@@ -8,15 +8,14 @@ from __future__ import annotations
 import contextlib
 import functools
 import linecache
-import signal
 import sys
-import threading
 import traceback
 from pathlib import Path
 from typing import Any, Iterator, Optional
 
 import ttt.tictactoe as ref
 from ttt.games import bigboard, classic, nineboard
+from ttt.limits import OutOfCpuTime, cpu_limit
 
 
 Board = list  # a CS50 board: 3 lists of 3 squares, each "X", "O" or None
@@ -266,35 +265,6 @@ def _what_it_is(value: Any) -> str:
 
 def _plural_items(n: int) -> str:
     return "1 item" if n == 1 else f"{n} items"
-
-
-class _OutOfTime(BaseException):
-    """Raised in the main thread when a call's time limit is up (a BaseException: ``except Exception`` misses it)."""
-
-
-@contextlib.contextmanager
-def _deadline(seconds: Optional[float]) -> Iterator[None]:
-    """Inside the block, raise `_OutOfTime` once the process has used `seconds` of CPU time.
-
-    CPU time (``ITIMER_PROF``, SIGPROF; the main thread on Unix only), not wall time, so the
-    same code gets the same verdict on a busy machine as on a quiet one. Elsewhere, or with
-    `seconds` None, the block runs without a limit. A profiling timer set before the block is
-    replaced while it runs.
-    """
-    if seconds is None or not hasattr(signal, "setitimer") or threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    def ring(signum: int, frame: Any) -> None:
-        raise _OutOfTime()
-
-    previous = signal.signal(signal.SIGPROF, ring)
-    signal.setitimer(signal.ITIMER_PROF, seconds)
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_PROF, 0)
-        signal.signal(signal.SIGPROF, previous)
 
 
 def _draw_big(state: Any) -> str:

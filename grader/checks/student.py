@@ -20,7 +20,7 @@ import ttt.tictactoe as ref
 from ttt.games import classic
 
 from grader.checks.failures import (
-    Board, CheckFailed, Passed, ReferenceCalled, Text, _OutOfTime, _fail, _is_bool, _not_the_student_s, _raised_on, _show, _student_line, _summary,
+    Board, CheckFailed, Passed, ReferenceCalled, Text, OutOfCpuTime, _fail, _is_bool, _not_the_student_s, _raised_on, _show, _student_line, _summary,
     _text_or_none, _type_name,
 )
 from grader.checks.reference import (
@@ -33,7 +33,7 @@ _NOTE: list = [None]  # a callable told (call, board) before each call of a stud
 
 def _student_raised(error: BaseException) -> bool:
     """Return True if the student's code raised `error` itself (not a Ctrl-C or a time limit from outside)."""
-    if isinstance(error, (ReferenceCalled, _OutOfTime)):
+    if isinstance(error, (ReferenceCalled, OutOfCpuTime)):
         return False
     if isinstance(error, KeyboardInterrupt):  # the kernel interrupts a cell with SIGINT: that is no answer
         frames = traceback.extract_tb(error.__traceback__)

@@ -19,7 +19,7 @@ from ttt.games import classic
 from ttt.games.base import Game
 
 from grader.checks.failures import (
-    Board, CheckFailed, ReferenceCalled, _OutOfTime, _deadline, _fail, _failure, _kind_of, _show, _shown,
+    Board, CheckFailed, ReferenceCalled, OutOfCpuTime, cpu_limit, _fail, _failure, _kind_of, _show, _shown,
     _not_the_student_s, _raised_on, _student_line, _text_or_none, _type_name, _what_it_is, draw,
 )
 from grader.checks.reference import (
@@ -101,7 +101,7 @@ def _limits(function: Any, seconds: Optional[float], kind: Optional[str]) -> Ite
     the check `kind` switched off where the function runs (in its sandbox, or here)."""
     remote = _remote_of(function)
     if remote is None:
-        with _deadline(seconds), _reference_off([] if kind is None or _ALLOWED[-1] else _forbidden_objects(kind)):
+        with cpu_limit(seconds), _reference_off([] if kind is None or _ALLOWED[-1] else _forbidden_objects(kind)):
             yield
         return
     with remote.cpu_limit(seconds), remote.traps(None if _ALLOWED[-1] else kind):
@@ -151,7 +151,7 @@ def returned(function: Callable, board: Any, *args: Any, call: Optional[str] = N
         raise _not_written(name, stub) from None
     except ReferenceCalled as called:
         raise _visible(_used_reference(name, str(called))) from None
-    except _OutOfTime:
+    except OutOfCpuTime:
         raise _visible(_fail(call, picture, f"still running after {seconds:g} s of CPU time: {slow or ENDS}")) from None
     except _BoardChanged as changed:
         raise _visible(_changed_board(call, changed.name, "board", changed.before, changed.after, picture)) from None
@@ -225,7 +225,7 @@ def prunes(function: Callable, state: Any, depth: int, *, seconds: float = 10) -
     try:
         with substituted(namespace, game=counting), _limits(function, seconds, None):
             function(state, depth)
-    except (Exception, _OutOfTime):  # noqa: BLE001  (the visible tests say what is wrong; here: unknown)
+    except (Exception, OutOfCpuTime):  # noqa: BLE001  (the visible tests say what is wrong; here: unknown)
         return None
 
     def full(s: Any, d: int) -> int:
@@ -308,7 +308,7 @@ def expect_raises(function: Callable, *args: Any, error: type = ValueError, call
     try:
         with _limits(function, seconds, None):
             got = function(*args)
-    except _OutOfTime:
+    except OutOfCpuTime:
         raise _visible(_fail(call, board, f"still running after {seconds:g} s of CPU time: {ENDS}")) from None
     except error as raised:
         if message and not str(raised).strip():
