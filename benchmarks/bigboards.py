@@ -169,9 +169,9 @@ def run_match(name: str, games: int, seconds: float, seed: int) -> dict:
     elapsed = time.perf_counter() - t0
     r = outcome["results"]["default"]
     print(f"{name}: {games} games, default at {seconds:g} s per move against line-count (depth 4), alternating first")
-    print(f"{'player':<10}{'wins':>6}{'draws':>7}{'losses':>8}")
+    print(f"{'player':<10}{'wins':>6}{'ties':>6}{'losses':>8}")
     for who, row in outcome["results"].items():
-        print(f"{who:<10}{row['wins']:>6}{row['draws']:>7}{row['losses']:>8}")
+        print(f"{who:<10}{row['wins']:>6}{row['ties']:>6}{row['losses']:>8}")
     print(f"default won {100 * r['wins'] / games:.0f}% (goal: at least 80%) in {elapsed / 60:.1f} min")
     print()
     return outcome

@@ -68,7 +68,7 @@ def test_match_json_tallies_every_game_by_the_names_given():
     mine, theirs = outcome["results"]["minimax"], outcome["results"]["random"]
     assert mine["losses"] == theirs["wins"] == 0
     assert sum(mine.values()) == sum(theirs.values()) == 20
-    assert mine["wins"] == theirs["losses"] and mine["draws"] == theirs["draws"]
+    assert mine["wins"] == theirs["losses"] and mine["ties"] == theirs["ties"]
     again = ttt("match", "minimax", "random", "-n", "20", "--seed", "5", "--json")
     assert json.loads(again.stdout) == outcome
 
@@ -78,13 +78,13 @@ def test_match_prints_a_table():
     assert out.returncode == 0, out.stderr
     lines = out.stdout.splitlines()
     assert lines[0] == "10 games of tictactoe, alternating who starts"
-    assert lines[1].split() == ["player", "wins", "draws", "losses"]
+    assert lines[1].split() == ["player", "wins", "ties", "losses"]
     assert [line.split()[0] for line in lines[2:]] == ["win-block", "ai1"]
 
 
 def test_match_of_a_player_against_itself():
     out = ttt("match", "minimax", "minimax", "-n", "4", "--json")
-    assert json.loads(out.stdout) == {"games": 4, "results": {"minimax": {"wins": 0, "draws": 4, "losses": 0}}}
+    assert json.loads(out.stdout) == {"games": 4, "results": {"minimax": {"wins": 0, "ties": 4, "losses": 0}}}
 
 
 @pytest.mark.parametrize("args, message", [(("match", "a", "b", "-n", "0"), "-n must be at least 1"), (("match", "nope", "random"), "unknown player 'nope'")])

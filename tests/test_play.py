@@ -22,7 +22,7 @@ def test_a_session_plays_a_person_against_a_player_and_says_the_outcome():
     assert session.last_move == reply and session.moves == [4, reply] and session.state.count("O") == 1
     while not session.over:
         session.play(session.legal_moves()[0]) if not session.computer_to_move else session.play_computer()
-    assert session.outcome in ("draw", "O") and session.legal_moves() == []
+    assert session.outcome in ("tie", "O") and session.legal_moves() == []
     session.new()
     assert session.state == GAME.initial() and session.last_move is None and session.moves == []
 
@@ -70,6 +70,6 @@ def test_match_tallies_alternating_first_and_stops_at_its_time_limit():
     assert outcome["results"]["minimax"]["losses"] == 0 and outcome.to_dict()["games"] == 6
     assert sum(outcome.results["random"].values()) == 6
     same = match(GAME, agents.make("minimax"), agents.make("minimax"), games=2, names=("m", "m"))
-    assert same.results == {"m": {"wins": 0, "draws": 2, "losses": 0}}
+    assert same.results == {"m": {"wins": 0, "ties": 2, "losses": 0}}
     stopped = match(GAME, agents.make("minimax"), agents.make("random", seed=3), games=1000, limit=0)
     assert stopped.games == 0 and stopped.stopped and stopped.asked == 1000

@@ -13,7 +13,7 @@ person), the last move and the outcome, and it refuses an illegal move with the 
     0
     >>> session.state, session.over
     ('O...X....', False)
-    >>> print(play_game(TicTacToe(), agents.make("win-block"), agents.make("minimax")))  # None: a draw
+    >>> print(play_game(TicTacToe(), agents.make("win-block"), agents.make("minimax")))  # None: a tie
     None
 """
 
@@ -71,7 +71,7 @@ class Session:
 
     @property
     def outcome(self) -> Optional[str]:
-        """Return 'X' or 'O' (the winner), 'draw', or None while the game goes on."""
+        """Return 'X' or 'O' (the winner), 'tie', or None while the game goes on."""
         return self.game.outcome(self.state)
 
     @property
@@ -124,7 +124,7 @@ class Session:
 
 
 def play_game(game: Any, x: Player, o: Player) -> Optional[str]:
-    """Return the winner ('X' or 'O') of one game between players `x` and `o`, or None for a draw.
+    """Return the winner ('X' or 'O') of one game between players `x` and `o`, or None for a tie.
 
     Raises InvalidActionError naming the player if a player returns an illegal move.
     """
@@ -136,7 +136,7 @@ def play_game(game: Any, x: Player, o: Player) -> Optional[str]:
 
 @dataclass
 class MatchResult:
-    """The tally of a match: games played (of those asked for), and wins, draws, losses by name.
+    """The tally of a match: games played (of those asked for), and wins, ties, losses by name.
 
     ``result["games"]`` and ``result["results"]`` read it as the dictionary `to_dict` returns.
     """
@@ -147,7 +147,7 @@ class MatchResult:
     stopped: bool = False  # True when the time limit ended the match early
 
     def to_dict(self) -> dict[str, Any]:
-        """Return ``{"games": N, "results": {name: {"wins", "draws", "losses"}, ...}}``."""
+        """Return ``{"games": N, "results": {name: {"wins", "ties", "losses"}, ...}}``."""
         return {"games": self.games, "results": self.results}
 
     def __getitem__(self, key: str) -> Any:
@@ -172,7 +172,7 @@ def match(
     from tqdm.auto import tqdm
 
     first, second = names
-    results = {name: {"wins": 0, "draws": 0, "losses": 0} for name in dict.fromkeys((first, second))}
+    results = {name: {"wins": 0, "ties": 0, "losses": 0} for name in dict.fromkeys((first, second))}
     start = time.perf_counter()
     played, stopped = 0, False
     for k in tqdm(range(games), desc=f"{first} v {second}", unit="game", disable=not progress, leave=False):
@@ -184,7 +184,7 @@ def match(
         played += 1
         if won is None:
             for name in results:
-                results[name]["draws"] += 1
+                results[name]["ties"] += 1
             continue
         a_won = (won == "X") == a_is_x
         results[first]["wins" if a_won else "losses"] += 1

@@ -49,7 +49,7 @@ class Game(Protocol[State, Move]):
         """Return True when the game is over (a win, or no move left)."""
 
     def utility(self, state: State) -> float:
-        """Return the value of a terminal state for X (positive: X won, negative: O won, 0: draw)."""
+        """Return the value of a terminal state for X (positive: X won, negative: O won, 0: a tie)."""
 
     def order_moves(self, state: State, moves: Sequence[Move]) -> list[Move]:
         """Return `moves` sorted most promising first (used by alpha-beta's move ordering)."""
@@ -81,7 +81,7 @@ class Game(Protocol[State, Move]):
         return ()
 
     def outcome(self, state: State) -> Optional[str]:
-        """Return how the game ended: 'X' or 'O' (the winner) or 'draw'; None while it goes on."""
+        """Return how the game ended: 'X' or 'O' (the winner) or 'tie'; None while it goes on."""
         if not self.is_terminal(state):
             return None
-        return self.winner(state) or "draw"
+        return self.winner(state) or "tie"

@@ -252,7 +252,7 @@ def _negamax(mine: int, theirs: int) -> tuple[int, Square | None]:
 
 
 def value(board: Board) -> int:
-    """Return the game-theoretic value for X: 1 (X wins), 0 (draw) or -1 (O wins)."""
+    """Return the game-theoretic value for X: 1 (X wins), 0 (a tie) or -1 (O wins)."""
     return solve(board)[0]
 
 

@@ -2,7 +2,7 @@
 
 Rules (the CSC 242 write-up): the cell you play in picks the board your opponent must play on next; the
 first move may be on any board; the first three in a row on any small board wins the game;
-when no square is left, it is a draw. The CSC 242 write-up does not say what happens when the board you
+when no square is left, it is a tie. The CSC 242 write-up does not say what happens when the board you
 are sent to is full (it only mentions "checking if a board is full"); here the player sent to
 a full board may play on any free square of any board, the usual rule.
 """

@@ -6,7 +6,7 @@ the big board; three claimed squares in a row win the game. A board that is won 
 *closed*: no one plays on it again, and a player sent to a closed board may play on any free
 cell of any open board. A small board that fills up without a line is claimed by no one (a
 dead square on the big board, written ``=``). When every board is closed and no one has three
-claimed squares in a row, the game is a draw (no tie-break by counting boards).
+claimed squares in a row, the game is a tie (no tie-break by counting boards).
 """
 
 from __future__ import annotations
