@@ -48,26 +48,38 @@ CELLS = [
 ]
 BOARDS = {"own": "your minimax (plain, in __main__)", "pkg": "the package's minimax"}
 
+# Wait until `check()` holds (10 minutes at most: then say what the board shows), or until a control is enabled.
+HELPERS = """
+const until = (check, root) => new Promise((resolve, reject) => {
+    const end = performance.now() + 600000;
+    const tick = () => check() ? resolve() : performance.now() > end
+        ? reject(new Error('board stuck: ' + root.dataset.busy + ' ' + root.querySelector('.ttt-status').textContent))
+        : requestAnimationFrame(tick);
+    tick();
+});
+const enabled = el => until(() => !el.disabled, el.closest('.ttt-widget'));
+"""
 # Click `selector` inside board `index`; wait until the board shows the computer's move and is
 # idle, then for the next painted frame; return the ms taken.
-TIMED_REPLY = """async ([index, selector]) => {
+TIMED_REPLY = """async ([index, selector]) => {""" + HELPERS + """
     const root = document.querySelectorAll('.ttt-playable')[index];
     const stamp = Number(root.dataset.stamp);
+    await enabled(root.querySelector(selector));
     const t0 = performance.now();
     root.querySelector(selector).click();
     const done = () => root.dataset.busy === 'false' && Number(root.dataset.stamp) > stamp
         && root.querySelector('.ttt-status').textContent.includes(' took ');
-    await new Promise(resolve => { const tick = () => done() ? resolve() : requestAnimationFrame(tick); tick(); });
+    await until(done, root);
     await new Promise(resolve => requestAnimationFrame(() => setTimeout(resolve, 0)));
     return performance.now() - t0;
 }"""
 # Click `selector` inside board `index` and wait until the kernel has redrawn it (no reply expected).
-CLICK_SETTLED = """async ([index, selector]) => {
+CLICK_SETTLED = """async ([index, selector]) => {""" + HELPERS + """
     const root = document.querySelectorAll('.ttt-playable')[index];
     const stamp = Number(root.dataset.stamp);
+    await enabled(root.querySelector(selector));
     root.querySelector(selector).click();
-    await new Promise(resolve => { const tick = () => (root.dataset.busy === 'false' && Number(root.dataset.stamp) > stamp)
-        ? resolve() : requestAnimationFrame(tick); tick(); });
+    await until(() => root.dataset.busy === 'false' && Number(root.dataset.stamp) > stamp, root);
 }"""
 
 
@@ -93,6 +105,9 @@ def measure(page, kernel, name: str, index: int, repeat: int, *, skip_empty_tick
             if where == "mid" and py(kernel, f"{name}.side") == "O":
                 page.evaluate(CLICK_SETTLED, [index, '.ttt-side [data-side="X"]'])
             kernel.execute_interactive(f"{name}.thinking = {ticked}", store_history=False)
+            # the page has drawn that change before the next click (else a click's "before" is the old redraw)
+            page.wait_for_function("([i, stamp]) => Number(document.querySelectorAll('.ttt-playable')[i].dataset.stamp) === stamp",
+                                   arg=[index, py(kernel, f"{name}.stamp")])
             times = [reply_ms(page, index, where) for _ in range(repeat)]
             sent = py(kernel, f"len(json.dumps({name}.thinking_tree))")
             drawn = py(kernel, f"len({name}.thinking_tree.get('nodes', []))")
