@@ -204,6 +204,45 @@ def test_an_illegal_move_by_the_computer_is_shown_not_lost():
     assert board.state == state and "its last move failed" in board.status
 
 
+def endless(board):
+    """A student's minimax whose loop never moves on."""
+    while True:
+        pass
+
+
+def actions(board):
+    raise NotImplementedError()
+
+
+def unwritten_actions(board):
+    """A student's search that calls their actions, still a stub."""
+    return next(iter(actions(board)))
+
+
+def divides(board):
+    return 1 // 0
+
+
+def test_a_students_search_that_never_ends_is_stopped_at_its_cpu_limit_with_a_plain_message():
+    board = PlayableBoard(endless, side="X")
+    board.CPU_SECONDS = 0.5
+    board.click(4)  # the computer's reply never comes
+    assert board.status_kind == "error" and board.busy is False
+    assert board.status.startswith("The computer (your endless) was stopped: it was still thinking after 0.5 s of CPU time")
+    assert "Your move" not in board.status and "Traceback" not in board.status and "OutOfCpuTime" not in board.status
+
+
+@pytest.mark.parametrize("function, said", [
+    (unwritten_actions, "actions is not written yet: replace `raise NotImplementedError()` with your code."),
+    (divides, "ZeroDivisionError: integer division or modulo by zero (in your divides, line "),
+])
+def test_an_error_in_a_students_function_is_told_in_the_lessons_words(function, said):
+    board = PlayableBoard(function, side="X")
+    board.click(4)
+    assert board.status_kind == "error" and said in board.status, board.status
+    assert "Your move" not in board.status and ".py line" not in board.status
+
+
 # --- the search explorer -----------------------------------------------------------------------
 
 

@@ -449,7 +449,7 @@ def event_sentence(game: Any, event: Event, nodes: dict[int, TraceNode], *, wind
     if isinstance(event, Leaf):
         if event.terminal:
             won = game.winner(node.state)
-            outcome = f"{won} has won" if won else "it is a draw"
+            outcome = f"{won} has won" if won else "it is a tie"
             return f"{name}: the game is over, {outcome}, so its value is {number(event.value)}."
         return f"{name} is at the depth limit: the heuristic estimates its value as {number(event.value)}."
     if isinstance(event, Cutoff) and not windows:  # a recorded search: only what it did not try is known

@@ -15,6 +15,7 @@ import traceback
 from typing import Any, Callable, Iterable, Iterator, Optional
 
 import ttt.tictactoe as ref
+from ttt.errors import not_written
 from ttt.games import classic
 from ttt.games.base import Game
 
@@ -68,7 +69,7 @@ def _not_written(name: str, raised: Optional[BaseException] = None) -> NotImplem
         frames = traceback.extract_tb(raised.__traceback__)
         if frames and frames[-1].name.isidentifier() and frames[-1].name != "<module>":
             name = frames[-1].name
-    error = NotImplementedError(f"{name} is not written yet: replace `raise NotImplementedError()` with your code.")
+    error = NotImplementedError(not_written(name))
     _install_display()
     error._from_check = True  # type: ignore[attr-defined]
     return error

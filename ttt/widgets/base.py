@@ -4,12 +4,13 @@ package) and a status line that shows errors instead of losing them."""
 from __future__ import annotations
 
 import functools
-import traceback
 from pathlib import Path
 from typing import Any, Callable
 
 import anywidget
 import traitlets
+
+from ttt.errors import in_words
 
 HERE = Path(__file__).parent
 
@@ -30,12 +31,8 @@ class Widget(anywidget.AnyWidget):
 
 
 def error_text(error: BaseException) -> str:
-    """Return an error as the status line says it; a bug (not a ValueError) with its traceback's last line."""
-    text = f"{type(error).__name__}: {error}"
-    if isinstance(error, ValueError):
-        return text
-    where = traceback.extract_tb(error.__traceback__)[-1:] if error.__traceback__ else []
-    return text + "".join(f" (in {frame.name}, {Path(frame.filename).name} line {frame.lineno})" for frame in where)
+    """Return an error as the status line says it: in the student's words, as the lessons' tests say it."""
+    return in_words(error)
 
 
 def shows_errors(method: Callable) -> Callable:

@@ -16,11 +16,12 @@ from typing import Any, Optional
 import traitlets
 
 from ttt import agents
-from ttt.errors import InvalidActionError
+from ttt.errors import InvalidActionError, StillThinking
+from ttt.limits import OutOfCpuTime, cpu_limit
 from ttt.games.classic import TicTacToe, format_board
 from ttt.play import Session
 from ttt.trace import Trace, record, record_calls
-from ttt.widgets.base import Widget, shows_errors
+from ttt.widgets.base import Widget, error_text, shows_errors
 
 Opponent = Any  # a registered player's name, a player `state -> move`, or a CS50 function `board -> (i, j)`
 OWN = "your:"  # the menu key of a person's own function
@@ -51,6 +52,7 @@ class GameBoard(Widget):
     can_think = traitlets.Bool(False).tag(sync=True)
 
     game: Any
+    CPU_SECONDS = 60.0  # the CPU time the computer may think for one move before it is stopped
 
     def __init__(self, *, opponent: Opponent, side: str, choices: dict[str, Any], seed: Optional[int], **traits: Any) -> None:
         side = str(side).upper()
@@ -132,10 +134,8 @@ class GameBoard(Widget):
         try:
             self._clicked(square, turn)
         except Exception as error:  # noqa: BLE001 - shown, never lost
-            from ttt.widgets.base import error_text
-
             self.busy = False
-            self._refresh(error_text(error), kind="error")
+            self._refresh(error_text(error), kind="error", outcome=False)
 
     def _clicked(self, square: int, turn: Optional[int]) -> None:
         session = self.session
@@ -171,9 +171,14 @@ class GameBoard(Widget):
     def _computer_moves(self) -> str:
         """Make the computer's move; return the sentence that says where it played."""
         try:
-            move = self.session.play_computer()
+            with cpu_limit(self.CPU_SECONDS):
+                move = self.session.play_computer()
         except InvalidActionError as error:
             raise InvalidActionError(f"the computer ({self.opponent_name}) did not make a legal move: {error}") from None
+        except OutOfCpuTime:
+            raise StillThinking(f"The computer ({self.opponent_name}) was stopped: it was still thinking after "
+                                f"{self.CPU_SECONDS:g} s of CPU time on this board. Does every loop, and every "
+                                "recursion, in it come to an end? Fix it, run its cell, then press New game.") from None
         return f"The computer ({self.opponent_name}) took {self.where(self.square_of(move))}."
 
     def _refuse(self, why: str) -> None:
@@ -195,7 +200,7 @@ class GameBoard(Widget):
         if won is not None:
             return f"{won} wins: the computer ({self.opponent_name}) beat you. Press New game to play again."
         if self.session.over:
-            return "It's a draw. Press New game to play again."
+            return "It's a tie. Press New game to play again."
         return self.your_move()
 
     def your_move(self) -> str:
