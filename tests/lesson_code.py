@@ -146,6 +146,8 @@ BUGS = [
     # lesson 5
     Bug("alphabeta-cuts-off-only-on-strict", "05-alpha-beta", "alphabeta",
         ("if v >= beta:", "if v > beta:"), ("if v <= alpha:", "if v < alpha:")),
+    Bug("alphabeta-never-prunes", "05-alpha-beta", "alphabeta",  # α and β passed along, never used to stop
+        ("        if v >= beta:\n            return v\n", ""), ("        if v <= alpha:\n            return v\n", "")),
     Bug("alphabeta-max-from-0", "05-alpha-beta", "alphabeta", ("    v = -math.inf\n", "    v = 0\n")),
     Bug("alphabeta-min-from-0", "05-alpha-beta", "alphabeta", ("    v = math.inf\n", "    v = 0\n")),
     Bug("alphabeta-loop-that-never-moves-on", "05-alpha-beta", "alphabeta",  # takes an action from the set but never removes it
