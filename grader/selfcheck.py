@@ -268,8 +268,9 @@ def _said(cell) -> str:
     for output in cell.get("outputs", []):
         if output.output_type == "stream":
             parts.append(output.text.rstrip("\n"))
-        elif output.output_type == "error":
-            parts.append(f"{output.ename}: {output.evalue}")
+        elif output.output_type == "error":  # the checks' own messages say what and why: no type's name before them
+            said_by_checks = output.ename in ("CheckFailed", "NotImplementedError")
+            parts.append(output.evalue if said_by_checks else f"{output.ename}: {output.evalue}")
     return "\n".join(p for p in parts if p).strip() or "it failed (no message)"
 
 
@@ -413,7 +414,7 @@ def check_my_work(path: str | Path | None = None) -> None:
     if path is None:
         path = _this_notebook()
         if path is None:
-            print("check_my_work: cannot tell which notebook this is; give its path: check_my_work('02-who-won.ipynb')")
+            print("check_my_work: cannot tell which notebook this is; give its file name, as in check_my_work('04-minimax.ipynb') for lesson 4")
             return
     path = Path(path).resolve()
     print(f"Checking {path.name} as last saved, with the hidden tests (this takes a minute or so) ...", flush=True)

@@ -130,6 +130,15 @@ BUGS = [
     # lesson 4
     Bug("minimax-max-from-0", "04-minimax", "minimax", ("v = -math.inf", "v = 0")),
     Bug("minimax-min-from-0", "04-minimax", "minimax", ("v = math.inf", "v = 0")),
+    Bug("minimax-best-from-minus-1", "04-minimax", "minimax",  # no move beats -1 where every move loses: None
+        ("    if player(board) == X:\n        return max(actions(board), key=lambda action: min_value(result(board, action)))\n"
+         "    return min(actions(board), key=lambda action: max_value(result(board, action)))\n",
+         "    best_v, best_action = (-1, None) if player(board) == X else (1, None)\n"
+         "    for action in actions(board):\n"
+         "        v = min_value(result(board, action)) if player(board) == X else max_value(result(board, action))\n"
+         "        if (v > best_v) if player(board) == X else (v < best_v):\n"
+         "            best_v, best_action = v, action\n"
+         "    return best_action\n")),
     Bug("minimax-max-of-max", "04-minimax", "minimax",
         ("v = max(v, min_value(result(board, action)))", "v = max(v, max_value(result(board, action)))")),
     Bug("minimax-no-none-when-over", "04-minimax", "minimax",
@@ -146,6 +155,8 @@ BUGS = [
     # lesson 5
     Bug("alphabeta-cuts-off-only-on-strict", "05-alpha-beta", "alphabeta",
         ("if v >= beta:", "if v > beta:"), ("if v <= alpha:", "if v < alpha:")),
+    Bug("alphabeta-best-from-minus-1", "05-alpha-beta", "alphabeta",  # no move beats -1 where every move loses: None
+        ("        best = -math.inf\n", "        best = -1\n"), ("        best = math.inf\n", "        best = 1\n")),
     Bug("alphabeta-never-prunes", "05-alpha-beta", "alphabeta",  # α and β passed along, never used to stop
         ("        if v >= beta:\n            return v\n", ""), ("        if v <= alpha:\n            return v\n", "")),
     Bug("alphabeta-max-from-0", "05-alpha-beta", "alphabeta", ("    v = -math.inf\n", "    v = 0\n")),

@@ -15,7 +15,7 @@ import nbformat
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
-from test_browser import CHROMIUM, CHROMIUM_ARGS, new_page, open_notebook, running_lab, shoot  # noqa: E402
+from test_browser import CHROMIUM, browser, new_page, open_notebook, running_lab, shoot  # noqa: E402,F401 (browser: a fixture)
 from test_self_check import LESSON, SLIP, STUDENT_LAB, filled  # noqa: E402
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -39,7 +39,7 @@ def student_lab(tmp_path_factory):
     made = tmp_path_factory.mktemp("notebooks")
     copies = {f"{LESSON}.ipynb": filled(released, SLIP), f"{LESSON}-correct.ipynb": filled(released)}
     asking = filled(released, SLIP)
-    asking.cells.append(nbformat.v4.new_code_cell("from grader.selfcheck import check_my_work\ncheck_my_work()"))
+    assert any("check_my_work()" in cell.source for cell in asking.cells)  # the lesson's own last cells
     copies[f"{LESSON}-asking.ipynb"] = asking
     for name, nb in copies.items():
         nbformat.write(nb, made / name)
@@ -51,18 +51,6 @@ def student_lab(tmp_path_factory):
             yield url, token, root, "light", home
     finally:
         patch.undo()
-
-
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        try:
-            yield chromium
-        finally:
-            chromium.close()
 
 
 def validate(page, shot: Path) -> str:
@@ -101,8 +89,8 @@ def test_validate_button_runs_the_hidden_tests(browser, student_lab):
 def test_check_my_work_in_a_cell(browser, student_lab):
     with new_page(browser) as page:
         open_notebook(page, student_lab, f"{LESSON}-asking.ipynb")
-        cells = page.locator(".jp-NotebookPanel .jp-Cell")
-        last = cells.nth(cells.count() - 1)  # fixed: Shift+Enter adds a cell below
+        last = page.locator(".jp-NotebookPanel .jp-CodeCell").filter(has_text="check_my_work()").last  # the lesson's own
+        last.scroll_into_view_if_needed()
         last.click()
         page.keyboard.press("Shift+Enter")
         output = last.locator(".jp-OutputArea-output")

@@ -140,6 +140,15 @@ def _not_the_student_s(filename: str) -> bool:
     return name.startswith(ours) or "site-packages" in name or "/lib/python" in name
 
 
+def leave_it_as_it_was(name: str, what: str = "board") -> str:
+    """Return the advice to a function `name` that changed the `what` it was given, in terms that fit it."""
+    if what != "board":
+        return f"{name} must leave the {what} it is given as it was: change a copy of it (list(B) makes one), never the {what} itself."
+    copy = ("copy.deepcopy(board) makes one; board.copy() copies only the outer list, so the rows are still shared" if name == "result"
+            else "result(board, action) makes one, or copy.deepcopy(board); board.copy() shares the rows")
+    return f"{name} must leave the board it is given as it was: make the move on a copy ({copy}), never on the board itself."
+
+
 def _student_line(error: BaseException) -> str:
     """Return 'line N of f: <code>' for the innermost frame of the error in the student's code."""
     told = getattr(error, "remote_line", None)  # raised in the submission's sandbox, which said where

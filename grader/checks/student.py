@@ -179,13 +179,12 @@ class _Student:
             with substituted(self.function.__globals__, **helpers):
                 self.raw(board, *args)
         except _BoardChanged as changed:
-            from grader.checks.failures import draw
+            from grader.checks.failures import draw, leave_it_as_it_was
 
             raise _fail(call, changed.before, f"your {changed.name} (called by {self.name}) changed the board it was given "
                         "(drawn here as it was before the call)", expected="the board left as it was",
                         got=f"the board changed to\n{draw(changed.after)}", checked=checked, kind="changed the board",
-                        note=f"{changed.name} must leave the board it is given as it was: make the move on a copy "
-                             "(result(board, action) makes one), never on the board itself.") from None
+                        note=leave_it_as_it_was(changed.name)) from None
         except BaseException:  # noqa: BLE001  (anything else: the first answer's failure is the one told)
             return
 

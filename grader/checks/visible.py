@@ -20,7 +20,7 @@ from ttt.games import classic
 from ttt.games.base import Game
 
 from grader.checks.failures import (
-    Board, CheckFailed, ReferenceCalled, OutOfCpuTime, cpu_limit, _fail, _failure, _kind_of, _show, _shown,
+    Board, CheckFailed, ReferenceCalled, OutOfCpuTime, cpu_limit, leave_it_as_it_was, _fail, _failure, _kind_of, _show, _shown,
     _not_the_student_s, _raised_on, _student_line, _text_or_none, _type_name, _what_it_is, draw,
 )
 from grader.checks.reference import (
@@ -122,8 +122,7 @@ def _changed_board(call: str, name: str, what: str, before: Any, after: Any, pic
     was = "" if _text_or_none(before) is not None else f", {before!r}"
     return _fail(call, picture if own else before, f"{whose} changed the {what} it was given (drawn here as it was before the call)",
                  expected=f"the {what} left as it was{was}", got=f"the {what} changed to\n{changed}",
-                 note=f"{name} must leave the {what} it is given as it was: make the move on a copy (result(board, action) "
-                      "makes one), never on the board itself.")
+                 note=leave_it_as_it_was(name, what))
 
 
 def returned(function: Callable, board: Any, *args: Any, call: Optional[str] = None, seconds: Optional[float] = SECONDS,
