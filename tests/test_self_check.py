@@ -203,10 +203,13 @@ def test_check_says_in_one_line_what_is_wrong(tmp_path, capsys, monkeypatch):
 def test_make_lab_opens_the_students_configuration():
     """``make lab`` puts grader/student_lab/ first on JUPYTER_CONFIG_PATH (keeping one already set) and
     still passes --allow-root to root; grader/student_lab hides the instructor's panels, keeps Validate."""
-    done = subprocess.run(["make", "-n", "lab"], cwd=REPO, capture_output=True, text=True, timeout=60)
+    env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL")}  # as typed, not nested
+    done = subprocess.run(["make", "--no-print-directory", "-n", "lab"], cwd=REPO, capture_output=True, text=True,
+                          timeout=60, env=env)
     command = done.stdout.replace("\\\n", " ")
     assert f'JUPYTER_CONFIG_PATH="{STUDENT_LAB}${{JUPYTER_CONFIG_PATH:+:$JUPYTER_CONFIG_PATH}}"' in command, command
-    assert ("--allow-root" in command.splitlines()[-1]) == (os.geteuid() == 0)
+    last = next(line for line in reversed(command.splitlines()) if "jupyter lab" in line)
+    assert ("--allow-root" in last) == (os.geteuid() == 0), command
     disabled = json.loads((STUDENT_LAB / "labconfig" / "page_config.json").read_text())["disabledExtensions"]
     assert {"@jupyter/nbgrader:create-assignment", "@jupyter/nbgrader:formgrader",
             "@jupyter/nbgrader:course-list"} <= {k for k, v in disabled.items() if v}
