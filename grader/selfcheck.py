@@ -309,10 +309,16 @@ def _run_check(path: Path, *, cwd: Path | None = None) -> tuple[int, str, str]:
     (exit status, stdout, stderr)."""
     import subprocess
 
-    env = {k: v for k, v in os.environ.items() if not k.startswith("NBGRADER_")}  # nbgrader's run says nothing here
-    done = subprocess.run([sys.executable, "-m", "grader", "check", "--json", str(path)], cwd=cwd or path.parent,
-                          env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True)
+    command, env = _check_command(path)
+    done = subprocess.run(command, env=env, cwd=cwd or path.parent, stdin=subprocess.DEVNULL, capture_output=True, text=True)
     return done.returncode, done.stdout, done.stderr
+
+
+def _check_command(path: Path) -> tuple[list[str], dict[str, str]]:
+    """The command and environment of ``ttt-grader check --json`` on `path`, run apart from nbgrader's
+    own run (its ``NBGRADER_*`` variables left out: the check is a grading run of its own)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("NBGRADER_")}
+    return [sys.executable, "-m", "grader", "check", "--json", str(path)], env
 
 
 def _why_not(stderr: str) -> str:
@@ -346,10 +352,9 @@ def validate_start(notebook, **_) -> None:
     work = Path(tempfile.mkdtemp(prefix="ttt-validate-"))
     path = work / "notebook.ipynb"
     nbformat.write(notebook, path)  # as Validate read it from disk (its outputs already cleared)
-    env = {k: v for k, v in os.environ.items() if not k.startswith("NBGRADER_")}  # nbgrader's run says nothing there
     with open(work / "out", "w") as out, open(work / "err", "w") as err:
-        process = subprocess.Popen([sys.executable, "-m", "grader", "check", "--json", str(path)], cwd=Path.cwd(),
-                                   env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=err)
+        command, env = _check_command(path)
+        process = subprocess.Popen(command, env=env, cwd=Path.cwd(), stdin=subprocess.DEVNULL, stdout=out, stderr=err)
     last = nbformat.v4.new_raw_cell("", metadata=dict(_LAST))
     notebook.cells.append(last)
     _PENDING[id(last)] = (process, work, tests)
