@@ -26,12 +26,13 @@ def not_written(name: str) -> str:
     return f"{name} is not written yet: replace `raise NotImplementedError()` with your code."
 
 
-def _library_file(filename: str) -> bool:
-    """True if `filename` is this package's or an installed library's, not code a student wrote."""
+def library_file(filename: str, also: tuple[str, ...] = ()) -> bool:
+    """True if `filename` is this package's, an installed library's, or under one of the folders
+    `also` (absolute paths): code a student did not write."""
     if not filename or filename.startswith("<"):
         return False
     name = str(Path(filename).resolve())
-    return name.startswith(str(Path(__file__).resolve().parent)) or "site-packages" in name or "/lib/python" in name
+    return name.startswith((str(Path(__file__).resolve().parent), *also)) or "site-packages" in name or "/lib/python" in name
 
 
 def in_your_code(error: BaseException) -> Optional[tuple[str, int, str]]:
@@ -39,7 +40,7 @@ def in_your_code(error: BaseException) -> Optional[tuple[str, int, str]]:
     (a notebook cell, a file of theirs), or None if it was raised in the package or a library alone."""
     for frame, line in reversed(list(traceback.walk_tb(error.__traceback__))):
         code = frame.f_code
-        if not _library_file(code.co_filename):
+        if not library_file(code.co_filename):
             return code.co_name, line, linecache.getline(code.co_filename, line, frame.f_globals).strip()
     return None
 

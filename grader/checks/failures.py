@@ -15,6 +15,7 @@ from typing import Any, Iterator, Optional
 
 import ttt.tictactoe as ref
 from ttt.games import bigboard, classic, nineboard
+from ttt.errors import library_file
 from ttt.limits import OutOfCpuTime, cpu_limit
 
 
@@ -132,12 +133,8 @@ def _failure(call: str, problem: str, picture: list[str], *, expected: Any, got:
 
 @functools.lru_cache(maxsize=4096)
 def _not_the_student_s(filename: str) -> bool:
-    """True if `filename` is this package's, ``ttt``'s, or an installed library's (not the student's)."""
-    if not filename or filename.startswith("<"):
-        return False
-    name = str(Path(filename).resolve())
-    ours = (str(Path(__file__).resolve().parent.parent), str(Path(ref.__file__).resolve().parent))  # grader/, ttt/
-    return name.startswith(ours) or "site-packages" in name or "/lib/python" in name
+    """True if `filename` is the grader's, ``ttt``'s, or an installed library's (not the student's)."""
+    return library_file(filename, also=(str(Path(__file__).resolve().parent.parent),))
 
 
 def leave_it_as_it_was(name: str, what: str = "board") -> str:
