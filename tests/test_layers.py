@@ -11,7 +11,7 @@ import pytest
 PACKAGE = Path(__file__).resolve().parent.parent / "ttt"
 LAYERS = {  # module (or package) -> its layer, in order
     "ttt.errors": 0, "ttt.limits": 0, "ttt.games": 0, "ttt.tictactoe": 0,
-    "ttt.search": 1, "ttt.agents": 1, "ttt.play": 1,
+    "ttt.search": 1, "ttt.engine": 1, "ttt.agents": 1, "ttt.play": 1,
     "ttt.trace": 2,
     "ttt.draw": 3,
     "ttt.widgets": 4, "ttt.cli": 4, "ttt.__main__": 4,
