@@ -94,7 +94,7 @@ def test_the_first_move_may_go_anywhere_and_sends_the_opponent_on():
     assert state == BigState("." * 81, None)
     assert GAME.to_move(state) == "X" and len(GAME.moves(state)) == 81
     after = GAME.play(state, (4, 7))
-    assert after.sent_to == after.board == 7 and GAME.to_move(after) == "O"
+    assert after.sent_to == 7 and GAME.to_move(after) == "O"
     assert list(GAME.moves(after)) == [(7, c) for c in range(9)]
     assert after.squares[9 * 4 + 7] == "X"
     back_home = GAME.play(state, (4, 4))
@@ -320,7 +320,7 @@ def test_the_default_player_beats_random_play():
 
     outcome = match(game, agents.make("default", 1, game="nine-board", seconds=0.02),
                     agents.make("random", 2, game="nine-board"), games=4, names=("default", "random"))
-    assert outcome["results"]["default"]["wins"] == 4
+    assert outcome.results["default"]["wins"] == 4
 
 
 # --- the command line ---------------------------------------------------------------------------------

@@ -67,7 +67,7 @@ def test_play_game_and_match_from_the_cli_are_the_library_s(game):
 def test_match_tallies_alternating_first_and_stops_at_its_time_limit():
     outcome = match(GAME, agents.make("minimax"), agents.make("random", seed=3), games=6, names=("minimax", "random"))
     assert isinstance(outcome, MatchResult) and outcome.games == 6 and not outcome.stopped
-    assert outcome["results"]["minimax"]["losses"] == 0 and outcome.to_dict()["games"] == 6
+    assert outcome.results["minimax"]["losses"] == 0 and outcome.to_dict()["games"] == 6
     assert sum(outcome.results["random"].values()) == 6
     same = match(GAME, agents.make("minimax"), agents.make("minimax"), games=2, names=("m", "m"))
     assert same.results == {"m": {"wins": 0, "ties": 2, "losses": 0}}

@@ -128,10 +128,10 @@ def cmd_match(args: argparse.Namespace, stdout: TextIO = sys.stdout) -> int:
     if args.json:
         stdout.write(json.dumps(outcome.to_dict()) + "\n")
         return 0
-    width = max(len(n) for n in outcome["results"]) + 2
+    width = max(len(n) for n in outcome.results) + 2
     stdout.write(f"{args.n} games of {game.name}, alternating who starts\n")
     stdout.write(f"{'player':<{width}}{'wins':>6}{'ties':>6}{'losses':>8}\n")
-    for name, r in outcome["results"].items():
+    for name, r in outcome.results.items():
         stdout.write(f"{name:<{width}}{r['wins']:>6}{r['ties']:>6}{r['losses']:>8}\n")
     return 0
 

@@ -26,9 +26,6 @@ from typing import Any, Mapping, Optional, Sequence
 from ttt.errors import InvalidActionError
 from ttt.games.base import Player
 
-SIDES = ("X", "O")
-
-
 def player_name(player: Any) -> str:
     """Return the name a message uses for a player: its ``__name__``, else 'the computer'."""
     return getattr(player, "__name__", "the computer")
@@ -136,10 +133,7 @@ def play_game(game: Any, x: Player, o: Player) -> Optional[str]:
 
 @dataclass
 class MatchResult:
-    """The tally of a match: games played (of those asked for), and wins, ties, losses by name.
-
-    ``result["games"]`` and ``result["results"]`` read it as the dictionary `to_dict` returns.
-    """
+    """The tally of a match: games played (of those asked for), and wins, ties, losses by name."""
 
     games: int
     results: dict[str, dict[str, int]]
@@ -149,9 +143,6 @@ class MatchResult:
     def to_dict(self) -> dict[str, Any]:
         """Return ``{"games": N, "results": {name: {"wins", "ties", "losses"}, ...}}``."""
         return {"games": self.games, "results": self.results}
-
-    def __getitem__(self, key: str) -> Any:
-        return self.to_dict()[key]
 
 
 def match(

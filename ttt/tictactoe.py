@@ -19,8 +19,6 @@ X = "X"
 O = "O"
 EMPTY = None
 
-Action = tuple  # (i, j): row i, column j, each 0, 1 or 2
-
 _SQUARE_CHAR = {X: "X", O: "O", EMPTY: "."}
 
 

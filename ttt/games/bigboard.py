@@ -45,11 +45,6 @@ class BigState(NamedTuple):
     squares: Squares
     sent_to: Optional[int] = None  # the board the player to move must play on; None: any open board
 
-    @property
-    def board(self) -> Optional[int]:
-        """The board the player to move is sent to: another name for `sent_to` (as lessons first had it)."""
-        return self.sent_to
-
     def small(self, b: int) -> Small:
         """Return the nine squares of board `b`."""
         return self.squares[9 * b : 9 * b + 9]
@@ -71,17 +66,17 @@ free_cells = free_squares  # the free cells of a small board, in order
 
 
 @lru_cache(maxsize=None)
-def line_score(small: Small, player: Mark, one: int = 5, two: int = 10) -> int:
-    """Return `player`'s line score of one small board: over the 8 lines holding none of the
-    opponent's marks, `one` for a line with one of `player`'s marks, `two` for a line with two
+def line_score(small: Small, mark: Mark, one: int = 5, two: int = 10) -> int:
+    """Return `mark`'s line score of one small board: over the 8 lines holding none of the
+    other mark, `one` for a line with one `mark`, `two` for a line with two
     (a full line scores nothing: it has ended the game). The defaults, 5 and 10, are the CSC 242
     write-up's boardVal as its prose says."""
-    them = other(player)
+    them = other(mark)
     score = 0
     for a, b, c in LINES:
         line = small[a] + small[b] + small[c]
         if them not in line:
-            score += (0, one, two, 0)[line.count(player)]
+            score += (0, one, two, 0)[line.count(mark)]
     return score
 
 
@@ -272,11 +267,11 @@ class BigBoardGame(Game[BigState, Move]):
     def moves(self, state: BigState) -> tuple[Move, ...]:
         """Return the legal moves: the free cells of the board the mover is sent to, or of every
         open board when sent anywhere; none when the game is over."""
-        squares, board = state
+        squares, sent_to = state
         if self.winner(state) is not None:
             return ()
-        if board is not None:
-            return board_moves(board, squares[9 * board : 9 * board + 9])
+        if sent_to is not None:
+            return board_moves(sent_to, squares[9 * sent_to : 9 * sent_to + 9])
         closed = self.is_closed
         found: tuple = ()
         for b, s in enumerate(BOARD_SLICES):
@@ -287,16 +282,16 @@ class BigBoardGame(Game[BigState, Move]):
 
     def play(self, state: BigState, move: Move) -> BigState:
         """Return the state after `move`; raise InvalidActionError saying why it is illegal."""
-        squares, board = state
+        squares, sent_to = state
         try:
             b, c = move
             i = 9 * b + c
             legal = type(b) is int and type(c) is int and 0 <= b <= 8 and 0 <= c <= 8 and squares[i] == "."
         except (TypeError, ValueError):
             legal = False
-        if not legal or (board is not None and b != board) or self.winner(state) is not None:
+        if not legal or (sent_to is not None and b != sent_to) or self.winner(state) is not None:
             self._explain(state, move)
-        if board is None and self.is_closed(squares[9 * b : 9 * b + 9]):
+        if sent_to is None and self.is_closed(squares[9 * b : 9 * b + 9]):
             self._explain(state, move)
         after = squares[:i] + ("X" if squares.count(".") & 1 else "O") + squares[i + 1 :]
         return BigState(after, None if self.is_closed(after[9 * c : 9 * c + 9]) else c)

@@ -74,9 +74,9 @@ def check_reachable(board: Board) -> None:
         raise InvalidBoardError(f"{name}: {other(w)} played on after {w} had already won")
 
 
-def other(player: Mark) -> Mark:
-    """Return the opponent of `player`."""
-    return "O" if player == "X" else "X"
+def other(mark: Mark) -> Mark:
+    """Return the other mark: 'O' for 'X', 'X' for 'O'."""
+    return "O" if mark == "X" else "X"
 
 
 def check_counts(squares: str, name: str = "the board") -> None:
@@ -89,9 +89,9 @@ def check_counts(squares: str, name: str = "the board") -> None:
         )
 
 
-def moved_last(squares: str, player: Mark) -> bool:
-    """Return True if `player` made the last move on `squares` (X did if X has one mark more)."""
-    return (player == "X") == (squares.count("X") == squares.count("O") + 1)
+def moved_last(squares: str, mark: Mark) -> bool:
+    """Return True if `mark` made the last move on `squares` (X did if X has one mark more)."""
+    return (mark == "X") == (squares.count("X") == squares.count("O") + 1)
 
 
 def format_board(board: Board, *, inline: bool = False, numbered: bool = False) -> str:
@@ -122,11 +122,6 @@ def completed_lines(board: str) -> tuple[tuple[int, int, int], ...]:
 def line_owners(board: str) -> str:
     """Return the owner ('X' or 'O') of each completed line, in the order of `LINES`."""
     return "".join(board[line[0]] for line in completed_lines(board))
-
-
-def has_line(board: Board, player: Mark) -> bool:
-    """Return True if `player` has three in a row on `board`."""
-    return player in line_owners(board)
 
 
 def winner(board: Board) -> Mark | None:
@@ -177,21 +172,21 @@ def play(board: Board, square: Square) -> Board:
 
 
 @lru_cache(maxsize=None)
-def line_threats(board: str, player: Mark) -> tuple[Square, ...]:
-    """Return, for each line of `LINES` in order where `player` has two marks and the third
+def line_threats(board: str, mark: Mark) -> tuple[Square, ...]:
+    """Return, for each line of `LINES` in order where `mark` has two squares and the third
     square is free, that free square: the one test for a square that wins at once."""
     found = []
     for line in LINES:
         marks = [board[i] for i in line]
-        if marks.count(player) == 2 and "." in marks:
+        if marks.count(mark) == 2 and "." in marks:
             found.append(line[marks.index(".")])
     return tuple(found)
 
 
 @lru_cache(maxsize=None)
-def winning_squares(board: str, player: Mark) -> tuple[Square, ...]:
-    """Return the free squares where `player` would complete three in a row, in order."""
-    return tuple(sorted(set(line_threats(board, player))))
+def winning_squares(board: str, mark: Mark) -> tuple[Square, ...]:
+    """Return the free squares where `mark` would complete three in a row, in order."""
+    return tuple(sorted(set(line_threats(board, mark))))
 
 
 def order_moves(board: Board, squares: Sequence[Square]) -> list[Square]:

@@ -80,7 +80,7 @@ def evaluate(state: BigState) -> float:
     square the mover may take sends the opponent to a board the opponent wins; otherwise the
     open-line score of the boards plus 4 for each square poisoned for the opponent.
     """
-    squares, board = state
+    squares, sent_to = state
     w = winner_of(squares)
     if w is not None:
         return WIN_VALUE + squares.count(".") if w == "X" else -WIN_VALUE - squares.count(".")
@@ -92,7 +92,7 @@ def evaluate(state: BigState) -> float:
     mover = to_move(state)
     mine, theirs = (x_threat, o_threat) if mover == "X" else (o_threat, x_threat)
     sign = 1 if mover == "X" else -1
-    boards = [board] if board is not None else [b for b in range(9) if "." in smalls[b]]
+    boards = [sent_to] if sent_to is not None else [b for b in range(9) if "." in smalls[b]]
     if any(mine[b] for b in boards):
         return sign * NEAR_WIN
     they_win_anywhere = any(theirs)

@@ -106,7 +106,7 @@ def evaluate(state: BigState) -> float:
     on its three boards minus the product of O's, times 60. ±``NEAR_WIN`` when the mover can
     win the game at once by winning a board.
     """
-    squares, board = state
+    squares, sent_to = state
     big = big_board(squares)
     w = big_winner(big)
     if w is not None:
@@ -114,7 +114,7 @@ def evaluate(state: BigState) -> float:
     if "." not in big:
         return 0.0
     mover = to_move(state)
-    boards = [board] if board is not None else [b for b in range(9) if big[b] == "."]
+    boards = [sent_to] if sent_to is not None else [b for b in range(9) if big[b] == "."]
     for b in boards:
         if winning_cells(squares[9 * b : 9 * b + 9], mover) and big_winner(big[:b] + mover + big[b + 1 :]) == mover:
             return NEAR_WIN if mover == "X" else -NEAR_WIN
@@ -130,7 +130,7 @@ def evaluate(state: BigState) -> float:
         if "X" not in line:
             score -= _LINE_WEIGHT * (1 - va) * (1 - vb) * (1 - vc) / 8
     score += _BOARD_WEIGHT * sum(v * n for v, n in zip(values, _LINES_THROUGH))
-    if board is None:  # free choice of board is worth a little to the mover
+    if sent_to is None:  # free choice of board is worth a little to the mover
         score += 3 if mover == "X" else -3
     return max(-NEAR_WIN + 1, min(NEAR_WIN - 1, score))
 
