@@ -1,6 +1,7 @@
 # make lab   set up (once), then open JupyterLab on the lessons (student versions, in lessons/)
 # make test  set up (once), then run the whole test suite
 # make bench run the benchmarks (timed comparisons, printed as tables)
+# make docs  build the documentation site (HTML) into docs/_build/html
 SHELL := /bin/bash
 PYTHON ?= python3
 VENV := .venv
@@ -11,7 +12,7 @@ APT_UPDATED := $(VENV)/.apt-updated
 # apt waits up to 10 minutes for another apt or dpkg (unattended upgrades) to let go of its lock
 APT_WAIT := -o DPkg::Lock::Timeout=600
 
-.PHONY: setup lessons lab test bench dot bwrap chromium clean
+.PHONY: setup lessons lab test bench docs dot bwrap chromium clean
 
 setup: $(STAMP) dot bwrap
 
@@ -82,8 +83,14 @@ lab: lessons
 test: setup chromium
 	$(BIN)/python -m pytest -n 2 --dist loadfile
 
+# benchmarks/peers.py measures the big boards against OpenSpiel: the peers extra, installed here only
 bench: setup
+	$(BIN)/python -m pip install --quiet -e '.[peers]'
 	@for b in benchmarks/*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done
 
+# The documentation site: Markdown pages and the API pages made from the docstrings, any warning an error.
+docs: $(STAMP) dot
+	$(BIN)/sphinx-build -b html -W --keep-going docs docs/_build/html
+
 clean:
-	rm -rf $(VENV) .pytest_cache course build dist *.egg-info
+	rm -rf $(VENV) .pytest_cache course build dist *.egg-info docs/_build
