@@ -61,16 +61,28 @@ def line_count_player(game: Any, rng: random.Random, *, depth: int = 4):
     return play
 
 
-def default_player(game: Any, rng: random.Random, *, seconds: float = 1.0):
-    """The strongest: iterative deepening alpha-beta, the game's own heuristic, `seconds` a move.
+def default_player(game: Any, rng: random.Random, engine: str = "fast", *, seconds: float = 1.0):
+    """The strongest: iterative deepening alpha-beta with a heuristic, `seconds` a move.
 
-    Moves are ordered by ``game.order_moves``; wins are worth more the sooner they come.
+    `engine` "fast" (the default) searches with ``ttt.engine.alphabeta`` on bit masks, its own
+    heuristic and move order, `seconds` of CPU time; "teaching" with ``ttt.search.iterative_deepening``
+    on the game's states, ``game.evaluate`` and ``game.order_moves``, `seconds` of wall time.
+    Either way wins are worth more the sooner they come. (`engine` is given by name, like
+    `seconds`; it is not keyword-only so that ``agents.options`` still lists only ``seconds``,
+    the option the terminal and the widgets pass.)
     """
+    from ttt.engine import alphabeta  # the engine's tables are built on first use, not at import
+
+    engines = ("fast", "teaching")
+    if engine not in engines:
+        raise ValueError(f"unknown engine {engine!r}: choose one of {', '.join(map(repr, engines))}")
 
     def play(state: Any):
         moves = _require_moves(game, state)
         if len(moves) == 1:
             return moves[0]
+        if engine == "fast":
+            return alphabeta.iterative_deepening(game, state, seconds=seconds, rng=rng).move
         return search.iterative_deepening(
             game, state, evaluate=game.evaluate, seconds=seconds, order=shuffled_root(game, state, rng)
         ).move
