@@ -30,7 +30,7 @@ from pathlib import Path
 
 FUNCTIONS = ("initial_state", "player", "actions", "result", "winner", "terminal", "utility", "minimax")
 MEMORY_MB = 2048
-CPU_SECONDS = 120  # CPU time a check may use; the slowest honest minimax uses about 20 (see the README)
+CPU_SECONDS = 120  # CPU time a check may use; the slowest honest minimax uses about 20 (see benchmarks/README.md)
 _NOTE_BYTES = 4096  # where the subprocess writes the call it is making, for a file that kills it
 
 

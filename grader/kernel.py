@@ -18,7 +18,7 @@ taking the grading machine down. Where the grader asks for it (environment varia
 
 Every process a kernel starts inherits ``TTT_GRADER_KERNEL=PID`` in its environment, so the
 grader can find and stop them all, detached ones included. This is not a sandbox: the kernel
-still runs as the grading user (see the README's instructor section).
+still runs as the grading user (``grader.sandbox`` is the sandbox; docs/grading-pipeline.md).
 """
 
 from __future__ import annotations

@@ -23,7 +23,7 @@ Time budgets. The checks bound their work, not their time: each checks a fixed s
 the 12 positions of the pruning count), so the same submission is checked on the same cases
 on any machine; `returned`'s deadline for a visible test counts CPU time, not wall time. The
 course's cell limit (``grader.course.CELL_TIMEOUT``, 120 s of wall time) sits far above what
-the slowest honest solution needs (see the README's instructor section for the measured CPU
+the slowest honest solution needs (see benchmarks/README.md for the measured CPU
 times). `check_minimax` and `check_alphabeta` check every reachable position (`search_plan`,
 5,478): an optimal move where the game goes on, None where it is over; no clock decides which.
 

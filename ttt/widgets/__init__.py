@@ -11,8 +11,8 @@ A widget shows itself when it is the last thing in a cell (``board`` on its own 
 
 The browser draws each widget from its synced state (``ttt/widgets/widget.js`` and
 ``widget.css``, shipped in the package); every handler shows its errors in the widget's status
-line. The class names and data attributes the page carries are listed in the README
-("Hooks for scripts and tests").
+line. The class names and data attributes the page carries are listed in the docs' "Pictures and
+widgets" page ("Hooks for scripts and tests").
 """
 
 from ttt.widgets.bigboard import BigBoard
