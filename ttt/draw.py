@@ -1,10 +1,12 @@
 """Pictures: boards as SVG, and recorded searches as graphviz trees, whole or step by step.
 
 `draw_tree` turns a `ttt.trace.Trace` into a ``graphviz.Digraph`` drawn as in the textbook's
-figures (AIMA 4th ed., Fig. 5.2 for minimax, Fig. 5.5 for alpha-beta): each node shows its
-board, MAX ▲ or MIN ▼, its value and, for alpha-beta, its window [α, β]; edges carry the move;
-a cut-off is a dashed grey edge to a stub naming the moves it skipped; the principal variation
-is bold. Building the DOT text needs no ``dot`` program; only rendering does.
+figures (AIMA 4th ed., Fig. 5.2 for minimax, Fig. 5.5 for alpha-beta, Fig. 5.10 for Monte
+Carlo tree search): each node shows its board, MAX ▲ or MIN ▼, its value and, for alpha-beta,
+its window [α, β], or for MCTS its visits and mean result ("N=12  Q=0.58"); edges carry the
+move; a cut-off is a dashed grey edge to a stub naming the moves it skipped; the principal
+variation (for MCTS, the most visited path) is bold. Building the DOT text needs no ``dot``
+program; only rendering does.
 
 `step_sentence` says in words what one event of the search did (the explorer in
 ``ttt.widgets`` shows it at each step). What a trace means (its principal variation, backed-up
@@ -20,7 +22,7 @@ from typing import Any, Optional
 
 import graphviz
 
-from ttt.search import Cutoff, Enter, Event, Leaf
+from ttt.search import Backup, Cutoff, Enter, Event, Exit, Leaf, Rollout, Select
 from ttt.trace import Trace, TraceNode, TreeBuilder, backed_up_values, build_tree
 
 MAX_FILL = "#dbe9f6"  # MAX nodes: pale blue
@@ -28,6 +30,7 @@ MIN_FILL = "#fbe3d6"  # MIN nodes: pale orange
 MOVE_FILL = "#fff3a8"  # the square just played, on a node's board
 PRUNED = "#9a9a9a"  # cut-off edges and their stubs
 SLOT_WIDTH = 54  # points: the fixed width of a node's value and window lines
+VISITS_SLOT_WIDTH = 90  # points: an MCTS node's line, "N=1234  Q=0.58"
 DOT_MISSING = (
     "Graphviz's dot program is not installed, so the tree cannot be drawn. Install it "
     "(Debian/Ubuntu: sudo apt-get install graphviz; macOS: brew install graphviz; "
@@ -105,6 +108,27 @@ def _caption(trace: Trace, nodes: dict[int, TraceNode]) -> str:
 
 def _window_text(node: TraceNode) -> str:
     return f"α={number(node.alpha)}  β={number(node.beta)}"
+
+
+def visits_text(node: TraceNode) -> str:
+    """Return an MCTS node's counts as the pictures and the explorer write them: 'N=12  Q=0.58'.
+
+    N is the playouts through the node, Q their mean result for the player who moved into it
+    (1 a win, 0.5 a tie, 0 a loss), as AIMA Fig. 5.10 writes wins / playouts; a node just added
+    and not yet played out is 'N=0  new'.
+    """
+    if not node.visits:
+        return "N=0  new"
+    return f"N={node.visits}  Q={node.mean:.2f}"
+
+
+def ucb_text(score: Any) -> str:
+    """Return a child's UCB1 score as selection computes it: 'UCB 1.31 = 0.50 + 0.81' (mean + exploration)."""
+    return f"UCB {score.ucb:.2f} = {score.mean:.2f} + {score.bonus:.2f}"
+
+
+VISITS_LEGEND = ("N: playouts through a node; Q: their mean result for the player who moved into it "
+                 "(win 1, tie ½, loss 0)")
 
 
 # --- boards ------------------------------------------------------------------------------------
@@ -262,17 +286,20 @@ def _plan(nodes: dict, *, max_depth: Optional[int], max_nodes: Optional[int]) ->
     return _Plan(shown, more, hidden_by, len(nodes))
 
 
-def _node_label(game: Any, node: Any, *, value: str, window: Optional[str], note: str = "") -> str:
-    """Return a node's HTML-like label: ▲ MAX / ▼ MIN and '#' its visit number (grey), its board, value, window."""
+def _node_label(game: Any, node: Any, *, value: str, window: Optional[str], note: str = "", slot: int = SLOT_WIDTH) -> str:
+    """Return a node's HTML-like label: ▲ MAX / ▼ MIN and '#' its visit number (grey), its board, value, window.
+
+    The value and window lines are `slot` points wide whatever they say, so a node keeps its size.
+    """
     head = f"{'▲' if node.maximizing else '▼'} {_side(node.maximizing)} <FONT COLOR='#777777'>#{node.id}</FONT>"
     rows = [
         f'<TR><TD><FONT POINT-SIZE="10">{head}</FONT></TD></TR>',
         f"<TR><TD>{board_label(game, node.state, node.move)}</TD></TR>",
-        f'<TR><TD WIDTH="{SLOT_WIDTH}" HEIGHT="14" FIXEDSIZE="TRUE" ALIGN="LEFT">{value}</TD></TR>',
+        f'<TR><TD WIDTH="{slot}" HEIGHT="14" FIXEDSIZE="TRUE" ALIGN="LEFT">{value}</TD></TR>',
     ]
     if window is not None:  # "α=-∞ β=1": one space between them, to keep a wide tree's nodes narrow
         window = window.replace("  β", " β")
-        rows.append(f'<TR><TD WIDTH="{SLOT_WIDTH}" HEIGHT="14" FIXEDSIZE="TRUE" ALIGN="LEFT"><FONT POINT-SIZE="10">{window}</FONT></TD></TR>')
+        rows.append(f'<TR><TD WIDTH="{slot}" HEIGHT="14" FIXEDSIZE="TRUE" ALIGN="LEFT"><FONT POINT-SIZE="10">{window}</FONT></TD></TR>')
     if note:
         rows.append(f'<TR><TD ALIGN="LEFT"><FONT POINT-SIZE="10" COLOR="{WRONG}">{html.escape(note)}</FONT></TD></TR>')
     return '<<TABLE BORDER="0" CELLBORDER="0" CELLSPACING="0" CELLPADDING="1">' + "".join(rows) + "</TABLE>>"
@@ -318,7 +345,12 @@ def _tree_digraph(
     dot.attr("node", shape="box", style="rounded,filled", fontname="Helvetica", fontsize="10", margin="0.04,0.02")
     dot.attr("edge", fontname="Helvetica", fontsize="10", arrowsize="0.6")
     total = plan.total + sum(trace.unkept.values())
+    visits = trace.has_visits
+    root_visits = max((n.visits for n in nodes.values()), default=0)  # the root's: no node has more
     title = [f"showing {len(plan.shown)} of {total} nodes"] if total > len(plan.shown) else []
+    if visits:
+        title += [f"Monte Carlo tree search, {_plural(trace.iterations, 'iteration')}; the most visited path is bold",
+                  VISITS_LEGEND]
     title += [_caption(trace, nodes)] if _caption(trace, nodes) else []
     if title:
         dot.attr("graph", label=r"\n".join(title), labelloc="t")
@@ -326,13 +358,16 @@ def _tree_digraph(
         node = nodes[i]
         if slots:
             value, window = f"@v{i}@", (f"@w{i}@" if windows else None)
+        elif visits:
+            value, window = html.escape(visits_text(node)), None
         else:
             value = html.escape(f"v = {number(backed[i])}" if i in backed else _value_text(node, known=known))
             window = _window_text(node) if windows else None
         style = "rounded,filled,bold" if i in pv else "rounded,filled"
         dot.node(
             f"n{i}",
-            _node_label(game, node, value=value, window=window, note=_wrong_text(wrong[i][1]) if i in wrong else ""),
+            _node_label(game, node, value=value, window=window, note=_wrong_text(wrong[i][1]) if i in wrong else "",
+                        slot=VISITS_SLOT_WIDTH if visits else SLOT_WIDTH),
             id=f"n{i}",
             fillcolor=MAX_FILL if node.maximizing else MIN_FILL,
             color=WRONG if i in wrong else "black",
@@ -342,13 +377,16 @@ def _tree_digraph(
         )
         if node.parent is not None:
             bold = i in pv and node.parent in pv
+            width = 2.5 if bold else 1
+            if visits and root_visits:  # MCTS: an edge as wide as the share of playouts through it
+                width = max(width, round(1 + 5 * node.visits / root_visits, 1))
             dot.edge(
                 f"n{node.parent}",
                 f"n{i}",
                 label=game.move_name(node.move),
                 id=f"e{i}",
                 style="bold" if bold else "solid",
-                penwidth="2.5" if bold else "1",
+                penwidth=f"{width:g}",
             )
         if node.pruned:
             skipped = _moves_text(game, node.pruned)
@@ -388,7 +426,10 @@ def draw_tree(trace: Trace, *, max_depth: Optional[int] = None, max_nodes: Optio
     reached it; not a value), its board, its value (a bound 'v ≥ 1' while the search was still
     under way; for a search recorded through its calls, the values backed up from its game-over
     leaves, `backed_up_values`, where every leaf below is known), and for
-    alpha-beta its window α, β as the node was left. Edges carry the move; a cut-off is a
+    alpha-beta its window α, β as the node was left; for Monte Carlo tree search, its visits and
+    mean result instead (`visits_text`: "N=12  Q=0.58", the title says what they mean), each
+    edge as wide as the share of the playouts that went through it, and the most visited path
+    bold. Edges carry the move; a cut-off is a
     dashed grey edge (id ``pruned<node>``, class ``pruned``) to a stub naming the skipped
     moves; the principal variation (``Trace.principal_variation``) is bold. Nodes deeper
     than `max_depth`, or beyond the first
@@ -416,28 +457,39 @@ def step_sentence(trace: Trace, k: int) -> str:
     """Return one sentence saying what the `k`-th event (1-based) of the search did.
 
     For example "MIN node 12: value 0 <= alpha 0, so its last 2 moves are pruned (7, 8): MAX
-    above already has a move at least as good." Step 0 is the moment before the search starts.
+    above already has a move at least as good.", or for Monte Carlo tree search "Iteration 7:
+    rollout from node 12: 11 random moves, X won." Step 0 is the moment before the search starts.
     """
     events = trace.events
     if k <= 0 or not events:
         return "Before the search: press Step to start at the root." if events else "No search was recorded."
     k = min(k, len(events))
-    return event_sentence(trace.game, events[k - 1], build_tree(events[:k]), windows=trace.has_windows)
+    return event_sentence(trace.game, events[k - 1], build_tree(events[:k]), windows=trace.has_windows,
+                          visits=trace.has_visits, iteration=trace.counts(k - 1)["iterations"] + 1)
 
 
 def step_sentences(trace: Trace) -> list[str]:
     """Return `step_sentence(trace, k)` for k = 1 .. len(trace), in one pass over the events."""
     builder = TreeBuilder()
-    windows = trace.has_windows
+    windows, visits = trace.has_windows, trace.has_visits
+    iteration = 1
     found = []
     for event in trace.events:
         builder.apply(event)
-        found.append(event_sentence(trace.game, event, builder.nodes, windows=windows))
+        found.append(event_sentence(trace.game, event, builder.nodes, windows=windows, visits=visits, iteration=iteration))
+        iteration += isinstance(event, Backup)
     return found
 
 
-def event_sentence(game: Any, event: Event, nodes: dict[int, TraceNode], *, windows: bool) -> str:
-    """Return the sentence for `event`, given the tree `nodes` as it stands once it has happened."""
+def event_sentence(game: Any, event: Event, nodes: dict[int, TraceNode], *, windows: bool, visits: bool = False,
+                   iteration: int = 1) -> str:
+    """Return the sentence for `event`, given the tree `nodes` as it stands once it has happened.
+
+    With `visits` (Monte Carlo tree search) the sentences name the phase of the `iteration`
+    under way: select, expand, rollout, back up.
+    """
+    if visits:
+        return _mcts_sentence(game, event, nodes, iteration)
     node = nodes[event.node]
     name = f"{_side(node.maximizing)} node {node.id}"
     if isinstance(event, Enter):
@@ -472,3 +524,54 @@ def event_sentence(game: Any, event: Event, nodes: dict[int, TraceNode], *, wind
     if windows:
         update = f"; node {parent.id} now has α={number(parent.alpha)}, β={number(parent.beta)}"
     return f"{name} is done: value {number(event.value)}{best}. Back to {_side(parent.maximizing)} node {parent.id}{update}."
+
+
+def _mcts_sentence(game: Any, event: Event, nodes: dict[int, TraceNode], iteration: int) -> str:
+    """Return what one event of Monte Carlo tree search did, in the words of its four phases (AIMA Fig. 5.11)."""
+    node = nodes[event.node]
+    name = f"{_side(node.maximizing)} node {node.id}"
+    now = f"Iteration {iteration}"
+    if isinstance(event, Select):
+        ranked = sorted(event.children, key=lambda c: -c.ucb)
+        chosen = next(c for c in event.children if c.node == event.chosen)
+        mover = game.to_move(node.state)
+        others = [c for c in ranked if c is not chosen][:3]
+        rest = f" Next best: {', '.join(f'{game.move_name(c.move)} (UCB {c.ucb:.2f})' for c in others)}." if others else ""
+        tie = " (a tie: the first one added is taken)" if others and others[0].ucb == chosen.ucb else ""
+        return (f"{now}: select {game.move_name(chosen.move)} ({ucb_text(chosen)}) at {name}: every move there has "
+                f"been tried, so {mover} takes the highest UCB, mean result + exploration bonus{tie}; move "
+                f"{game.move_name(chosen.move)} has N={chosen.visits} of {node.visits}. On to node {chosen.node}.{rest}")
+    if isinstance(event, Enter):
+        mover = game.to_move(node.state)
+        if node.parent is None:
+            return f"Start: the tree is the root alone, {name} ({mover} to move), with no playouts yet."
+        over = ""
+        if game.is_terminal(node.state):
+            won = game.winner(node.state)
+            over = f", where the game is over ({won} has won)" if won else ", where the game is over (a tie)"
+        return (f"{now}: expand: node {node.parent} has a move not yet tried, so move {game.move_name(node.move)} "
+                f"adds {name} ({mover} to move){over}.")
+    if isinstance(event, Rollout):
+        outcome = f"{event.winner} won" if event.winner else "a tie"
+        if event.moves == 0:
+            return f"{now}: rollout: the game at {name} is already over: {outcome}, no random move needed."
+        return f"{now}: rollout from {name}: {_plural(event.moves, 'random move')}, {outcome}."
+    if isinstance(event, Backup):
+        if event.winner:
+            loser = "O" if event.winner == "X" else "X"
+            how = f"{event.winner} won: 1 for each {event.winner} move on the path, 0 for each {loser} move"
+        else:
+            how = "a tie: ½ for each move on the path"
+        counts = "; ".join(f"node {t.node} N={t.visits} Q={t.total / t.visits:.2f}" for t in event.path)
+        return f"{now}: back up ({how}): {counts}."
+    if isinstance(event, Exit) and node.parent is None:
+        if event.move is None:
+            return f"The game is already over at the root: its value is {number(event.value)}."
+        chosen = next((nodes[c] for c in node.children if nodes[c].move == event.move), None)
+        if chosen is None:
+            return f"The search is over: it plays {game.move_name(event.move)}, value {event.value:.2f} for X."
+        mover = game.to_move(node.state)
+        return (f"After {_plural(node.visits, 'iteration')} the search is over: {mover} plays {game.move_name(event.move)}, "
+                f"the most visited move (N={chosen.visits} of {node.visits}); its Q={chosen.mean:.2f} for {mover} is a "
+                f"value of {event.value:.2f} for X.")
+    return f"{name}: {event}"

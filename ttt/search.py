@@ -75,7 +75,69 @@ class Cutoff:
     skipped: tuple
 
 
-Event = Enter | Leaf | Exit | Cutoff
+@dataclass(frozen=True)
+class Score:
+    """One child as MCTS's selection scores it (UCB1): `ucb` = `mean` + `bonus`.
+
+    `mean` is the child's mean result for the player choosing (the one who moves into it: 1 a
+    win, 0.5 a tie, 0 a loss) over its `visits`; `bonus` is the exploration term, exploration *
+    sqrt(ln N / visits) with N the parent's visits, large for a child seldom tried.
+    """
+
+    node: int
+    move: Any
+    visits: int
+    mean: float
+    bonus: float
+
+    @property
+    def ucb(self) -> float:
+        """Return the UCB1 score: the mean result plus the exploration bonus."""
+        return self.mean + self.bonus
+
+
+@dataclass(frozen=True)
+class Select:
+    """MCTS's selection at `node` (every move tried): of its `children`, scored, it goes on to `chosen` (a node id)."""
+
+    node: int
+    children: tuple[Score, ...]
+    chosen: int
+
+
+@dataclass(frozen=True)
+class Rollout:
+    """MCTS's simulation from `node`: `moves` random moves to the end of the game, won by `winner` (None: a tie).
+
+    `moves` is 0 when the game is already over at `node`.
+    """
+
+    node: int
+    winner: Optional[str]
+    moves: int
+
+
+@dataclass(frozen=True)
+class Tally:
+    """A node's counts in MCTS: its `visits` (playouts through it) and `total`, their results summed
+    for the player who moved into it (1 a win, 0.5 a tie, 0 a loss)."""
+
+    node: int
+    visits: int
+    total: float
+
+
+@dataclass(frozen=True)
+class Backup:
+    """MCTS's back-propagation: the result of the rollout from `node` (won by `winner`, None: a tie)
+    is added to each node on `path`, from the root down to `node`, each with its new counts."""
+
+    node: int
+    winner: Optional[str]
+    path: tuple[Tally, ...]
+
+
+Event = Enter | Leaf | Exit | Cutoff | Select | Rollout | Backup
 Tracer = Callable[[Event], None]
 
 
@@ -291,9 +353,10 @@ def iterative_deepening(
 class _Node:
     """One node of the Monte Carlo tree: its children by move, visits and total result."""
 
-    __slots__ = ("state", "mover", "untried", "children", "visits", "total")
+    __slots__ = ("id", "state", "mover", "untried", "children", "visits", "total")
 
-    def __init__(self, game: Game, state: State, rng: Any) -> None:
+    def __init__(self, game: Game, state: State, rng: Any, id: int = 0) -> None:
+        self.id = id  # the order it was added in: the root is 0 (what a tracer's events name it by)
         self.state = state
         self.mover = game.to_move(state)
         self.untried = [] if game.is_terminal(state) else list(game.moves(state))
@@ -301,6 +364,14 @@ class _Node:
         self.children: dict[Any, _Node] = {}
         self.visits = 0
         self.total = 0.0  # results for the player who moved *into* this node: 1 win, 0.5 draw
+
+
+def _scores(node: _Node, log_n: float, exploration: float) -> tuple[Score, ...]:
+    """Return each child of `node` as selection scores it, for a tracer (the same sums as in `mcts`)."""
+    return tuple(
+        Score(c.id, m, c.visits, c.total / c.visits, exploration * math.sqrt(log_n / c.visits))
+        for m, c in node.children.items()
+    )
 
 
 def mcts(
@@ -311,6 +382,7 @@ def mcts(
     seconds: Optional[float] = None,
     iterations: Optional[int] = None,
     exploration: float = math.sqrt(2),
+    tracer: Optional[Tracer] = None,
 ) -> SearchResult:
     """Return the most visited move of Monte Carlo tree search (UCT) from `state`.
 
@@ -319,37 +391,60 @@ def mcts(
     up (AIMA 4th ed., Fig. 5.11 MONTE-CARLO-TREE-SEARCH). It runs `iterations` times, or until
     `seconds` have passed. The value is the chosen move's mean result from X's point of view,
     from -1 (O always won) to 1 (X always won); `nodes` counts the iterations (one playout each).
+
+    A `tracer` receives, for the root and then each iteration, its phases as events: `Select`
+    at each node on the way down, `Enter` for the node expanded, `Rollout`, and `Backup`; at
+    the end, `Exit` at the root with the value and the move chosen. Tracing changes nothing the
+    search does: the same `rng` gives the same result.
     """
     if seconds is None and iterations is None:
         raise ValueError("give mcts a budget: seconds=... or iterations=...")
     deadline = None if seconds is None else time.perf_counter() + seconds
     root = _Node(game, state, rng)
+    added = 1  # nodes in the tree
+    if tracer:
+        tracer(Enter(root.id, None, None, state, 0, root.mover == "X", -math.inf, math.inf))
     done = 0
     while (iterations is None or done < iterations) and (deadline is None or done == 0 or time.perf_counter() < deadline):
         node, path = root, [root]
         while not node.untried and node.children:  # selection
             log_n = math.log(node.visits)
-            node = max(
+            child = max(  # UCB1: mean result + exploration * sqrt(ln N / n)
                 node.children.values(),
-                key=lambda child: child.total / child.visits + exploration * math.sqrt(log_n / child.visits),
+                key=lambda c: c.total / c.visits + exploration * math.sqrt(log_n / c.visits),
             )
+            if tracer:
+                tracer(Select(node.id, _scores(node, log_n, exploration), child.id))
+            node = child
             path.append(node)
         if node.untried:  # expansion
             move = node.untried.pop()
-            child = _Node(game, game.play(node.state, move), rng)
+            child = _Node(game, game.play(node.state, move), rng, added)
+            added += 1
             node.children[move] = child
+            if tracer:
+                tracer(Enter(child.id, node.id, move, child.state, len(path), child.mover == "X", -math.inf, math.inf))
             node, path = child, path + [child]
-        s = node.state  # simulation
+        s, moves = node.state, 0  # simulation
         while not game.is_terminal(s):
             s = game.play(s, rng.choice(game.moves(s)))
+            moves += 1
         won = game.winner(s)
+        if tracer:
+            tracer(Rollout(node.id, won, moves))
         for n in path:  # back-propagation, scored for the player who moved into each node
             n.visits += 1
             n.total += 0.5 if won is None else float(won != n.mover)
+        if tracer:
+            tracer(Backup(node.id, won, tuple(Tally(n.id, n.visits, n.total) for n in path)))
         done += 1
     if not root.children:
-        return SearchResult(game.utility(state), None, done)
-    move, best = max(root.children.items(), key=lambda item: item[1].visits)
-    mean = best.total / best.visits  # for the player who moved into `best`, the root's mover
-    value = 2 * mean - 1
-    return SearchResult(value if root.mover == "X" else -value, move, done)
+        value, move = game.utility(state), None
+    else:
+        move, best = max(root.children.items(), key=lambda item: item[1].visits)
+        mean = best.total / best.visits  # for the player who moved into `best`, the root's mover
+        value = 2 * mean - 1
+        value = value if root.mover == "X" else -value
+    if tracer:
+        tracer(Exit(root.id, value, move, -math.inf, math.inf))
+    return SearchResult(value, move, done)

@@ -1,11 +1,13 @@
 """Recording a search: its events, and the tree they describe.
 
-A `Recorder` is a tracer for any search in ``ttt.search``; `record` runs a search with one and
-returns a `Trace`. `record_calls` records a *student's own* search instead, by watching the
+A `Recorder` is a tracer for any search in ``ttt.search`` (an `MCTSRecorder` for Monte Carlo
+tree search, which grows its tree anywhere); `record` runs a search with one and returns a
+`Trace`. `record_calls` records a *student's own* search instead, by watching the
 calls it makes to ``result`` (and ``utility``) in a notebook's namespace. Either way, the
 drawings (``ttt.draw``) and the explorer (``ttt.widgets``) read the same `Trace`, and every
 question about it is answered here: its tree, its principal variation, the values backed up
-from its leaves, its counts at each step, the values it got wrong.
+from its leaves, its counts at each step, the values it got wrong, and for MCTS each node's
+visits and mean result after any step.
 """
 
 from __future__ import annotations
@@ -13,12 +15,13 @@ from __future__ import annotations
 import contextlib
 import functools
 import math
+import random
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, MutableMapping, Optional
 
 from ttt import search
 from ttt.games.base import Game
-from ttt.search import Cutoff, Enter, Event, Exit, Leaf, SearchResult
+from ttt.search import Backup, Cutoff, Enter, Event, Exit, Leaf, Rollout, SearchResult, Select
 
 
 @dataclass
@@ -26,7 +29,10 @@ class TraceNode:
     """A node of a recorded search tree as the search knows it after some events.
 
     Between its children a node's `value` is the best returned so far (a bound) and its window
-    narrows as in AIMA Fig. 5.7; once `done`, they are final.
+    narrows as in AIMA Fig. 5.7; once `done`, they are final. In Monte Carlo tree search a node
+    has `visits` (playouts through it so far) and `total` (their results for the player who
+    moved into it: 1 a win, 0.5 a tie, 0 a loss), so its `mean` result, as AIMA Fig. 5.10 writes
+    them (wins / playouts); only the root gets a value, the search's, at its end.
     """
 
     id: int
@@ -43,6 +49,22 @@ class TraceNode:
     pruned: tuple = ()
     best_move: Any = None
     children: list[int] = field(default_factory=list)
+    visits: int = 0
+    total: float = 0.0
+
+    @property
+    def mean(self) -> Optional[float]:
+        """Return the mean result of the playouts through this node for the player who moved into it (None before any)."""
+        return self.total / self.visits if self.visits else None
+
+    @property
+    def value_for_x(self) -> Optional[float]:
+        """Return the mean result as a value for X, from -1 (O always won) to 1 (X always won), as
+        ``SearchResult.value`` gives the chosen move's (None before any playout)."""
+        if not self.visits:
+            return None
+        value = 2 * self.mean - 1  # for the player who moved into it: the one not to move here
+        return -value if self.maximizing else value
 
 
 class TreeBuilder:
@@ -59,6 +81,13 @@ class TreeBuilder:
             if e.parent in nodes:
                 nodes[e.parent].children.append(e.node)
             return (e.node,)
+        if isinstance(e, Backup):
+            for tally in e.path:
+                if tally.node in nodes:
+                    nodes[tally.node].visits, nodes[tally.node].total = tally.visits, tally.total
+            return tuple(t.node for t in e.path if t.node in nodes)
+        if isinstance(e, (Select, Rollout)):  # what they say is told by the events themselves
+            return ()
         node = nodes[e.node]
         if isinstance(e, Cutoff):
             node.pruned = e.skipped
@@ -120,6 +149,42 @@ class Recorder:
             self.events.append(event)
 
 
+class MCTSRecorder(Recorder):
+    """A `Recorder` for Monte Carlo tree search, which adds each node anywhere in its tree, not
+    depth first: it keeps the first `max_nodes` nodes no deeper than `max_depth`, as `Recorder`
+    does, each under a kept parent.
+
+    A node not kept is counted under its nearest kept ancestor (`unkept`); a selection is kept
+    where it starts from a kept node; a rollout only from a kept node; and a back-up always, with
+    the kept part of its path (its `node` then the deepest kept one), so every iteration's
+    counts reach the kept nodes.
+    """
+
+    def __init__(self, *, max_depth: Optional[int] = None, max_nodes: Optional[int] = None) -> None:
+        super().__init__(max_depth=max_depth, max_nodes=max_nodes)
+        self._anchor: dict[int, int] = {}  # a node not kept -> its nearest kept ancestor
+
+    def __call__(self, event: Event) -> None:
+        if isinstance(event, Enter):
+            if (event.depth <= self.max_depth and len(self._kept) < self.max_nodes
+                    and (event.parent is None or event.parent in self._kept)):
+                self._kept.add(event.node)
+                self.events.append(event)
+            else:
+                anchor = event.parent if event.parent in self._kept else self._anchor.get(event.parent)
+                if anchor is not None:
+                    self._anchor[event.node] = anchor
+                    self.unkept[anchor] = self.unkept.get(anchor, 0) + 1
+        elif isinstance(event, Backup):
+            path = tuple(t for t in event.path if t.node in self._kept)
+            if len(path) == len(event.path):
+                self.events.append(event)
+            elif path:
+                self.events.append(Backup(path[-1].node, event.winner, path))
+        elif event.node in self._kept:
+            self.events.append(event)
+
+
 @dataclass
 class Trace:
     """A recorded search: its events in order, the game, and the search's result (if known)."""
@@ -151,6 +216,11 @@ class Trace:
         return self.algorithm in ALGORITHMS or any(isinstance(e, Exit) for e in self.events)
 
     @property
+    def has_visits(self) -> bool:
+        """Return True if the search counts visits (MCTS): its nodes show visits and mean results, not minimax values."""
+        return self.algorithm in VISIT_COUNTING or any(isinstance(e, (Select, Rollout, Backup)) for e in self.events)
+
+    @property
     def has_windows(self) -> bool:
         """Return True if the search keeps an alpha-beta window worth showing."""
         if self.algorithm in ("alphabeta", "depth-limited"):
@@ -162,7 +232,8 @@ class Trace:
     def principal_variation(self) -> list[int]:
         """Return the node ids from the root along best moves, as far as they are known: the bold path.
 
-        A search that reports values names each node's best move. For a search recorded through
+        A search that reports values names each node's best move; MCTS's path goes, each step,
+        to the most visited child (`most_visited_path`), the move it would choose there. For a search recorded through
         its calls (only game-over values known), the path starts with the move its code chose at
         the root (`chosen`) and goes on, each step, to the first child whose backed-up value
         (`backed_up_values`) is its parent's.
@@ -171,6 +242,8 @@ class Trace:
         if not nodes:
             return []
         root = min(nodes)
+        if self.has_visits:
+            return most_visited_path(nodes, root)
         known = self.reports_values
         values = {} if known else backed_up_values(nodes)
         if not known and root not in values and self.chosen is None:
@@ -189,13 +262,20 @@ class Trace:
             path.append(nxt[0])
 
     def counts(self, k: int) -> dict[str, int]:
-        """Return how far the search is after `k` events: nodes visited, cut-offs, moves pruned."""
+        """Return how far the search is after `k` events: nodes visited (for MCTS: added to its
+        tree), cut-offs, moves pruned, and MCTS's iterations finished (its back-ups)."""
         events = self.events[: max(0, k)]
         return {
             "nodes": sum(isinstance(e, Enter) for e in events),
             "cutoffs": sum(isinstance(e, Cutoff) for e in events),
             "pruned": sum(len(e.skipped) for e in events if isinstance(e, Cutoff)),
+            "iterations": sum(isinstance(e, Backup) for e in events),
         }
+
+    @property
+    def iterations(self) -> int:
+        """Return how many MCTS iterations the events record (0 for other searches)."""
+        return sum(isinstance(e, Backup) for e in self.events)
 
     def chosen_values(self) -> tuple[Optional[float], Optional[float]]:
         """Return (the root's true value, the true value after the move the recorded search chose),
@@ -262,7 +342,19 @@ def build_tree(events: list[Event]) -> dict[int, TraceNode]:
     return tracker.nodes
 
 
-ALGORITHMS = ("minimax", "alphabeta", "depth-limited")
+ALGORITHMS = ("minimax", "alphabeta", "depth-limited", "mcts")
+VISIT_COUNTING = ("mcts",)  # the searches whose nodes count visits and mean results (`Trace.has_visits`)
+
+
+def most_visited_path(nodes: dict[int, TraceNode], root: int = 0) -> list[int]:
+    """Return the node ids from `root` down, each step to the most visited child (the first
+    added, on a tie), as long as a child has been visited: the moves MCTS would choose."""
+    path = [root]
+    while True:
+        children = [c for c in nodes[path[-1]].children if nodes[c].visits > 0]
+        if not children:
+            return path
+        path.append(max(children, key=lambda c: nodes[c].visits))
 
 
 def backed_up_values(nodes: dict[int, TraceNode]) -> dict[int, float]:
@@ -295,18 +387,32 @@ def record(
     evaluate: Optional[Callable[[Any], float]] = None,
     max_depth: Optional[int] = None,
     max_nodes: Optional[int] = None,
+    iterations: Optional[int] = None,
+    seed: Optional[int] = None,
+    exploration: Optional[float] = None,
 ) -> Trace:
     """Return the trace of one search from `state`.
 
-    `algorithm` is 'minimax', 'alphabeta' or 'depth-limited' (which needs `depth`, and uses
-    `evaluate` or the game's own ``evaluate``); `ordered` tries moves in the game's best-first
-    order instead of row by row. `max_depth` and `max_nodes` keep only the events of the first
-    nodes that deep (see `Recorder`): the search is the same, the rest is only counted.
+    `algorithm` is 'minimax', 'alphabeta', 'depth-limited' (which needs `depth`, and uses
+    `evaluate` or the game's own ``evaluate``) or 'mcts' (Monte Carlo tree search: `iterations`
+    playouts, random moves from ``random.Random(seed)``, UCB1 with `exploration`, by default
+    sqrt 2: the same result as ``ttt.search.mcts`` with that generator); `ordered` tries moves
+    in the game's best-first order instead of row by row. `max_depth` and `max_nodes` keep only
+    the events of the first nodes that deep (see `Recorder`, `MCTSRecorder`): the search is
+    the same, the rest is only counted.
     """
-    recorder = Recorder(max_depth=max_depth, max_nodes=max_nodes)
+    if algorithm == "mcts":
+        if iterations is None:
+            raise ValueError("mcts needs a number of iterations, for example iterations=100")
+        recorder: Recorder = MCTSRecorder(max_depth=max_depth, max_nodes=max_nodes)
+    else:
+        recorder = Recorder(max_depth=max_depth, max_nodes=max_nodes)
     tracer = recorder if max_depth is not None or max_nodes is not None else recorder.events.append  # all kept: no checks
     order = game.order_moves if ordered else None
-    if algorithm == "minimax":
+    if algorithm == "mcts":
+        options = {} if exploration is None else {"exploration": exploration}
+        result = search.mcts(game, state, rng=random.Random(seed), iterations=iterations, tracer=tracer, **options)
+    elif algorithm == "minimax":
         result = search.minimax(game, state, tracer=tracer)
     elif algorithm == "alphabeta":
         result = search.alphabeta(game, state, order=order, tracer=tracer)

@@ -8,7 +8,9 @@ and counts), and the browser steps through it by itself, so Step, Back, Play and
 never wait for the kernel. The tree is an outline that scrolls inside its own box: each row a
 node (its board, MAX ▲ or MIN ▼, its value and window), indented under its parent; a finished
 subtree folds into one summary row ("23 nodes, v = 1") that opens with a click, and the
-current node is kept in view.
+current node is kept in view. A Monte Carlo tree search shows each node's visits and mean result
+("N=12  Q=0.58") instead, each step one phase of an iteration: the path selected (each child's
+UCB score beside it), the node expanded, the rollout's result, the counts backed up.
 """
 
 from __future__ import annotations
@@ -17,10 +19,11 @@ from typing import Any, Optional
 
 import traitlets
 
-from ttt.draw import _plan, _value_text, _window_text, drawn_as_grid, event_sentence, number, step_sentence
+from ttt.draw import (VISITS_LEGEND, _plan, _value_text, _window_text, drawn_as_grid, event_sentence, number,
+                      step_sentence, ucb_text, visits_text)
 from ttt.errors import InvalidBoardError
 from ttt.games.classic import TicTacToe
-from ttt.search import Cutoff, Enter, Exit, Leaf
+from ttt.search import Backup, Cutoff, Enter, Exit, Leaf, Rollout, Select
 from ttt.trace import ALGORITHMS, Trace, TreeBuilder, backed_up_values, build_tree, record
 from ttt.widgets.base import Widget, shows_errors
 
@@ -36,7 +39,15 @@ def tree_data(trace: Trace, *, max_depth: Optional[int] = None, max_nodes: Optio
     shows from each step on. ``stubs``: the rows for cut-offs ("✂ pruned: 7, 8", from the step
     of the cut-off) and for nodes left out ("… 12 more"). ``steps``: for each step, the node
     it is about (the nearest drawn one), its sentence and ``[nodes, cut-offs, moves pruned]``
-    so far. ``pv``: the principal variation, bold at the last step. With ``every_step=False``
+    so far. ``pv``: the principal variation, bold at the last step. Nodes come in the tree's
+    order (each under its parent, its children in the order they were reached), which for a
+    depth-first search is search order.
+
+    For a search that counts visits (MCTS, ``visits`` true), a node's value text is its visits
+    and mean result (`visits_text`) and its window text, at the step its parent selects, its
+    UCB score (`ucb_text`); each step also names the ``path`` of the iteration so far (root
+    first) and its counts are ``[nodes in the tree, iterations]``, of ``total`` and
+    ``iterations``; ``legend`` says what N and Q mean. With ``every_step=False``
     only the events of drawn nodes are steps (a picture of the finished search needs no more),
     so what is sent grows with the drawing, not with the search. Nodes the trace did not keep
     (``Trace.unkept``) count in the sizes and the "… N more" rows.
@@ -48,7 +59,11 @@ def tree_data(trace: Trace, *, max_depth: Optional[int] = None, max_nodes: Optio
     shown = set(plan.shown)
     known = trace.reports_values
     windows = trace.has_windows
+    visits = trace.has_visits
     grid = drawn_as_grid(game)
+
+    def value_text(node: Any) -> str:
+        return visits_text(node) if visits else _value_text(node, known=known)
 
     def anchor(i: int) -> int:
         return i if i in shown else plan.hidden_by.get(i, plan.shown[0] if plan.shown else i)
@@ -74,15 +89,24 @@ def tree_data(trace: Trace, *, max_depth: Optional[int] = None, max_nodes: Optio
             "size": sizes[i],
             "texts": [],
         }
+    order: list[int] = []  # the drawn nodes in the tree's order: each under its parent
+    stack = [i for i in reversed(plan.shown) if whole[i].parent not in shown]
+    while stack:
+        i = stack.pop()
+        order.append(i)
+        stack.extend(c for c in reversed(whole[i].children) if c in shown)
+    place = {i: p for p, i in enumerate(order)}
     stubs = []
     last_shown = {i: i for i in plan.shown}  # node -> the last drawn node of its subtree
-    for i in sorted(plan.shown, reverse=True):
+    for i in reversed(order):
         parent = whole[i].parent
-        if parent in last_shown:
-            last_shown[parent] = max(last_shown[parent], last_shown[i])
+        if parent in last_shown and place[last_shown[i]] > place[last_shown[parent]]:
+            last_shown[parent] = last_shown[i]
     steps = []
+    scored: list[int] = []  # MCTS: the drawn nodes showing a UCB score from the last step
+    walk: list[int] = []  # MCTS: the path of the iteration under way, root first
     builder = TreeBuilder()
-    tally = [0, 0, 0]
+    tally = [0, 0, 0, 0]  # nodes, cut-offs, moves pruned, iterations
     k = 0
     entered: dict[int, int] = {}  # a node left out of the drawing -> the step from which it counts as reached
     for event in events:
@@ -96,9 +120,11 @@ def tree_data(trace: Trace, *, max_depth: Optional[int] = None, max_nodes: Optio
             elif isinstance(event, Cutoff):
                 tally[1] += 1
                 tally[2] += len(event.skipped)
+            elif isinstance(event, Backup):
+                tally[3] += 1
             for i in changed:
                 if i in nodes:
-                    _add_text(nodes[i], k + 1, _value_text(builder.nodes[i], known=known),
+                    _add_text(nodes[i], k + 1, value_text(builder.nodes[i]),
                               _window_text(builder.nodes[i]) if windows else "")
             continue
         if isinstance(event, Enter):
@@ -117,10 +143,36 @@ def tree_data(trace: Trace, *, max_depth: Optional[int] = None, max_nodes: Optio
             nodes[event.node]["done"] = k
         for i in changed:
             if i in nodes:
-                _add_text(nodes[i], k, _value_text(builder.nodes[i], known=known),
+                _add_text(nodes[i], k, value_text(builder.nodes[i]),
                           _window_text(builder.nodes[i]) if windows else "")
-        steps.append({"node": anchor(event.node), "sentence": event_sentence(game, event, builder.nodes, windows=windows),
-                      "counts": list(tally)})
+        step = {"node": anchor(event.node),
+                "sentence": event_sentence(game, event, builder.nodes, windows=windows, visits=visits,
+                                           iteration=tally[3] + 1)}
+        if visits:
+            for i in scored:  # a UCB score shows only at the step that computed it
+                _add_text(nodes[i], k, value_text(builder.nodes[i]), "")
+            scored = []
+            if isinstance(event, Select):
+                for score in event.children:
+                    if score.node in nodes:
+                        _add_text(nodes[score.node], k, value_text(builder.nodes[score.node]), ucb_text(score))
+                        scored.append(score.node)
+                walk = (walk or [event.node]) + [event.chosen]
+                step["node"] = anchor(event.chosen)
+            elif isinstance(event, Enter):
+                walk = (walk or [event.parent]) + [event.node] if event.parent is not None else [event.node]
+            elif isinstance(event, Rollout):
+                walk = walk or [event.node]
+            elif isinstance(event, Backup):
+                walk = [t.node for t in event.path]
+                tally[3] += 1
+            step["path"] = [i for i in walk if i in nodes]
+            if isinstance(event, (Backup, Exit)):
+                walk = []
+            step["counts"] = [tally[0], tally[3]]
+        else:
+            step["counts"] = tally[:3]
+        steps.append(step)
     if not every_step:  # a change made after the last step shows at the last step
         for node in nodes.values():
             late = [t for t in node["texts"] if t[0] > len(steps)]
@@ -143,15 +195,18 @@ def tree_data(trace: Trace, *, max_depth: Optional[int] = None, max_nodes: Optio
     for a, count in more.items():
         stubs.append({"kind": "more", "node": a, "after": last_shown[a], "step": first_step[a],
                       "depth": whole[a].depth + 1, "text": f"… {count} more"})
-    stubs.sort(key=lambda s: (s["after"], -s["depth"]))
+    stubs.sort(key=lambda s: (place[s["after"]], -s["depth"]))
     path = trace.principal_variation()
     return {
-        "nodes": [nodes[i] for i in plan.shown],
+        "nodes": [nodes[i] for i in order],
         "stubs": stubs,
         "steps": steps,
         "pv": [i for i in path if i in nodes],
         "total": trace.node_count,
         "start": step_sentence(trace, 0),
+        "visits": visits,
+        "iterations": trace.iterations,
+        "legend": VISITS_LEGEND if visits else "",
     }
 
 
@@ -176,6 +231,11 @@ class SearchExplorer(Widget):
     say how many nodes were visited and pruned. Pass a ready `trace` (for example a student's
     own search, from ``ttt.trace.record_calls``) to explore it instead; `max_nodes` caps the
     drawing (the rest becomes "… N more" rows). ``explorer.step`` is the step shown.
+
+    With ``algorithm="mcts"`` it records Monte Carlo tree search (`iterations` playouts, random
+    moves from `seed`; at most `max_nodes` nodes kept) and steps through its iterations: the
+    path selected with each child's UCB score, the node expanded, the rollout's result and the
+    counts backed up, each row showing its node's visits and mean result as they change.
     """
 
     kind = traitlets.Unicode("explorer").tag(sync=True)
@@ -186,6 +246,8 @@ class SearchExplorer(Widget):
     algorithms = traitlets.List(traitlets.Unicode()).tag(sync=True)
     ordered = traitlets.Bool(False).tag(sync=True)
     depth = traitlets.Int(2).tag(sync=True)
+    iterations = traitlets.Int(100).tag(sync=True)
+    seed = traitlets.Int(0).tag(sync=True)
     editable = traitlets.Bool(True).tag(sync=True)
     editor = traitlets.Bool(True).tag(sync=True)
 
@@ -198,6 +260,8 @@ class SearchExplorer(Widget):
         ordered: bool = False,
         game: Any = None,
         depth: Optional[int] = None,
+        iterations: int = 100,
+        seed: int = 0,
         max_nodes: int = 500,
     ) -> None:
         self.game = game or (trace.game if trace is not None else TicTacToe())
@@ -211,6 +275,8 @@ class SearchExplorer(Widget):
             algorithm=algorithm if algorithm in algorithms else "alphabeta",
             ordered=ordered,
             depth=depth or 2,
+            iterations=iterations,
+            seed=seed,
             editor=drawn_as_grid(self.game),
         )
         if trace is not None:
@@ -220,7 +286,7 @@ class SearchExplorer(Widget):
             state = self.game.parse(board)  # a bad board is an error here, saying why
             self.position = "/".join(self.game.grid(state)) if drawn_as_grid(self.game) else board
             self._search_again()
-        self.observe(self._search_again, names=["position", "algorithm", "ordered", "depth"])
+        self.observe(self._search_again, names=["position", "algorithm", "ordered", "depth", "iterations", "seed"])
 
     # -- the position and the search
 
@@ -231,13 +297,20 @@ class SearchExplorer(Widget):
         except InvalidBoardError as error:
             self.say(f"{error}. The tree still shows the last good position.", kind="error")
             return
-        trace = record(
-            self.game,
-            state,
-            algorithm=self.algorithm,
-            ordered=self.ordered,
-            depth=self.depth if self.algorithm == "depth-limited" else None,
-        )
+        if self.algorithm == "mcts":
+            if self.iterations < 1:
+                self.say("MCTS needs at least 1 iteration.", kind="error")
+                return
+            trace = record(self.game, state, algorithm="mcts", iterations=self.iterations, seed=self.seed,
+                           max_nodes=self.max_nodes)
+        else:
+            trace = record(
+                self.game,
+                state,
+                algorithm=self.algorithm,
+                ordered=self.ordered,
+                depth=self.depth if self.algorithm == "depth-limited" else None,
+            )
         self.show(trace)
 
     def click_square(self, square: int) -> None:
@@ -277,6 +350,9 @@ class SearchExplorer(Widget):
     def tally(self) -> str:
         """Return the counts line the explorer shows at its step."""
         c = self.trace.counts(self.step)
+        if self.trace.has_visits:
+            return (f"Iterations done: {c['iterations']} of {self.trace.iterations}. "
+                    f"Nodes in the tree: {c['nodes']} of {self.trace.node_count}.")
         return (f"Nodes visited: {c['nodes']} of {self.trace.node_count}. Cut-offs: {c['cutoffs']}, "
                 f"pruning {c['pruned']} move{'' if c['pruned'] == 1 else 's'}.")
 

@@ -162,7 +162,8 @@ function renderBoard(model, el) {
 // `tree` (from the kernel, once per search): nodes in search order, each with the step it is
 // entered (`enter`), finished (`done`), cut off (`cut`), the texts it shows from each step on
 // (`texts`: [step, value, window]), its subtree's size; and per step the event's node, sentence
-// and counts. A step only changes what each row shows.
+// and counts. A step only changes what each row shows. A Monte Carlo tree search (`visits`) also
+// names, per step, the `path` of its iteration so far: those rows are marked `ttt-on-path`.
 
 function makeTreeView() {
   const el = h("div", { class: "ttt-tree", tabindex: "0" });
@@ -237,6 +238,7 @@ function makeTreeView() {
     state.current = k ? tree.steps[k - 1].node : null;
     const hiddenUnder = new Set(); // nodes whose rows are hidden (not reached, or folded away)
     const end = k === tree.steps.length;
+    const path = new Set(k && tree.steps[k - 1].path ? tree.steps[k - 1].path : []);
     for (const row of state.rows) {
       let visible;
       if (row.node) {
@@ -254,6 +256,7 @@ function makeTreeView() {
           row.el.classList.toggle("ttt-folded", folded && !open);
         }
         row.el.classList.toggle("ttt-current", visible && n.id === state.current);
+        row.el.classList.toggle("ttt-on-path", visible && path.has(n.id));
         row.el.classList.toggle("ttt-pv", visible && end && tree.pv.includes(n.id));
       } else {
         const s = row.stub;
@@ -306,13 +309,17 @@ function renderExplorer(model, el) {
   const ordered = h("input", { type: "checkbox", class: "ttt-ordered", onchange: () => { model.set("ordered", ordered.checked); model.save_changes(); } });
   const depth = h("input", { type: "number", class: "ttt-depth", min: 1, max: 20, onchange: () => { model.set("depth", parseInt(depth.value, 10) || 1); model.save_changes(); } });
   const depthControl = h("label", { class: "ttt-control" }, h("span", { class: "ttt-label", text: "depth" }), depth);
+  const iterations = h("input", { type: "number", class: "ttt-iterations", min: 1, max: 5000, onchange: () => {
+    model.set("iterations", Math.max(1, parseInt(iterations.value, 10) || 1)); model.save_changes();
+  } });
+  const iterationsControl = h("label", { class: "ttt-control" }, h("span", { class: "ttt-label", text: "iterations" }), iterations);
+  const orderedControl = h("label", { class: "ttt-control" }, ordered, h("span", { text: "best moves first" }));
   const choose = h("div", { class: "ttt-choose" },
     h("div", { class: "ttt-choose-fields" },
       h("label", { class: "ttt-control" }, h("span", { class: "ttt-label", text: "Position" }), position),
       h("div", { class: "ttt-controls" },
         h("label", { class: "ttt-control" }, h("span", { class: "ttt-label", text: "Search" }), algorithm),
-        h("label", { class: "ttt-control" }, ordered, h("span", { text: "best moves first" })),
-        depthControl)),
+        orderedControl, depthControl, iterationsControl)),
     editor);
 
   // stepping
@@ -329,11 +336,12 @@ function renderExplorer(model, el) {
   const slider = h("input", { class: "ttt-slider", type: "range", min: 0, max: 0, value: 0, "aria-label": "step", oninput: () => go(parseInt(slider.value, 10)) });
   const sentence = h("div", { class: "ttt-sentence", role: "status" });
   const tally = h("div", { class: "ttt-counts" });
+  const legend = h("div", { class: "ttt-legend" });
   const status = h("div", { class: "ttt-status" });
   const controls = h("div", { class: "ttt-controls ttt-step-controls" }, back, step, play,
     h("label", { class: "ttt-control" }, speed, speedText),
     h("label", { class: "ttt-control" }, follow, h("span", { text: "follow the search" })));
-  root.append(choose, h("div", { class: "ttt-stepper" }, controls, slider, sentence, tally, status), view.el);
+  root.append(choose, h("div", { class: "ttt-stepper" }, controls, slider, sentence, tally, status), legend, view.el);
 
   function start() {
     const steps = tree().steps.length;
@@ -359,8 +367,15 @@ function renderExplorer(model, el) {
     const n = t.steps.length;
     const s = k ? t.steps[k - 1] : null;
     setText(sentence, `Step ${k} of ${n}: ${s ? s.sentence : t.start || ""}`);
-    const [nodes, cuts, pruned] = s ? s.counts : [0, 0, 0];
-    setText(tally, `Nodes visited: ${nodes} of ${t.total || 0}. Cut-offs: ${cuts}, pruning ${pruned} move${pruned === 1 ? "" : "s"}.`);
+    if (t.visits) {
+      const [nodes, done] = s ? s.counts : [0, 0];
+      setText(tally, `Iterations done: ${done} of ${t.iterations || 0}. Nodes in the tree: ${nodes} of ${t.total || 0}.`);
+    } else {
+      const [nodes, cuts, pruned] = s ? s.counts : [0, 0, 0];
+      setText(tally, `Nodes visited: ${nodes} of ${t.total || 0}. Cut-offs: ${cuts}, pruning ${pruned} move${pruned === 1 ? "" : "s"}.`);
+    }
+    setText(legend, t.legend || "");
+    legend.hidden = !t.legend;
     back.disabled = k === 0;
     step.disabled = k === n;
     if (sync && model.get("step") !== k) { model.set("step", k); model.save_changes(); }
@@ -378,12 +393,15 @@ function renderExplorer(model, el) {
     ordered.checked = model.get("ordered");
     depth.value = model.get("depth");
     depthControl.hidden = model.get("algorithm") !== "depth-limited";
+    if (iterations !== document.activeElement) iterations.value = model.get("iterations");
+    iterationsControl.hidden = model.get("algorithm") !== "mcts";
+    orderedControl.hidden = model.get("algorithm") === "mcts";
     setStatus(status, model.get("status"), model.get("status_kind"));
   }
 
   model.on("change:tree", () => { pause(); view.load(model.get("tree")); go(model.get("step"), { sync: false }); });
   model.on("change:step", () => { if (model.get("step") !== view.state.k) go(model.get("step"), { sync: false }); });
-  for (const name of ["position", "algorithm", "ordered", "depth", "status", "status_kind", "editable"]) model.on("change:" + name, drawChoices);
+  for (const name of ["position", "algorithm", "ordered", "depth", "iterations", "status", "status_kind", "editable"]) model.on("change:" + name, drawChoices);
   el.append(root);
   drawChoices();
   view.load(model.get("tree"));
