@@ -197,13 +197,19 @@ def test_an_ultimate_recording_keeps_its_first_nodes_and_counts_every_iteration(
     full = whole.nodes
     for i, node in nodes.items():  # the kept nodes' counts are the whole search's
         assert (node.visits, node.total, node.parent, node.move) == (full[i].visits, full[i].total, full[i].parent, full[i].move)
-    assert nodes[0].visits == trace.iterations == 300
+    assert nodes[0].visits == trace.iterations == 300 == sum(isinstance(e, Rollout) for e in trace.events)
+    cut = [e for e in trace.events if isinstance(e, Backup) and e.node not in nodes]  # from a node not kept
+    assert cut and all(e.path[0].node == 0 and e.path[-1].node in nodes for e in cut)
+    said = step_sentences(trace)
+    assert sum("which this recording did not keep" in x for x in said) == 2 * len(cut)
     deep = record(game, state, algorithm="mcts", iterations=300, seed=1, max_depth=1)
     assert max(n.depth for n in deep.nodes.values()) == 1 and deep.nodes[0].visits == 300
     data = tree_data(trace)
     assert len(data["nodes"]) == 40 and data["steps"][-1]["counts"] == [40, 300]
-    more = sum(int(s["text"].split()[1]) for s in data["stubs"] if s["kind"] == "more")
-    assert more == 301 - 40
+    more = [s for s in data["stubs"] if s["kind"] == "more"]
+    assert sum(int(s["text"].split()[1]) for s in more) == 301 - 40
+    first = trace.events.index(cut[0]) + 1  # "… N more" shows from the first back-up from a node not kept
+    assert all(s["step"] >= first for s in more) and min(s["step"] for s in more) == first
     assert len(re.findall(r">N=\d+  Q=", draw_tree(trace).source)) == 40
 
 

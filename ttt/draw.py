@@ -527,10 +527,21 @@ def event_sentence(game: Any, event: Event, nodes: dict[int, TraceNode], *, wind
 
 
 def _mcts_sentence(game: Any, event: Event, nodes: dict[int, TraceNode], iteration: int) -> str:
-    """Return what one event of Monte Carlo tree search did, in the words of its four phases (AIMA Fig. 5.11)."""
+    """Return what one event of Monte Carlo tree search did, in the words of its four phases (AIMA Fig. 5.11).
+
+    A recording kept to its first nodes (``ttt.trace.MCTSRecorder``) may roll out from a node it
+    did not keep: the sentences say so.
+    """
+    now = f"Iteration {iteration}"
+    if event.node not in nodes:  # a rollout, or a back-up, from a node the recording did not keep
+        name = f"node {event.node}, which this recording did not keep"
+        if isinstance(event, Rollout):
+            outcome = f"{event.winner} won" if event.winner else "a tie"
+            return f"{now}: rollout from {name}: {_plural(event.moves, 'random move')}, {outcome}."
+        if isinstance(event, Backup):
+            return _backup_sentence(now, event, f" from {name}")
     node = nodes[event.node]
     name = f"{_side(node.maximizing)} node {node.id}"
-    now = f"Iteration {iteration}"
     if isinstance(event, Select):
         ranked = sorted(event.children, key=lambda c: -c.ucb)
         chosen = next(c for c in event.children if c.node == event.chosen)
@@ -557,13 +568,7 @@ def _mcts_sentence(game: Any, event: Event, nodes: dict[int, TraceNode], iterati
             return f"{now}: rollout: the game at {name} is already over: {outcome}, no random move needed."
         return f"{now}: rollout from {name}: {_plural(event.moves, 'random move')}, {outcome}."
     if isinstance(event, Backup):
-        if event.winner:
-            loser = "O" if event.winner == "X" else "X"
-            how = f"{event.winner} won: 1 for each {event.winner} move on the path, 0 for each {loser} move"
-        else:
-            how = "a tie: ½ for each move on the path"
-        counts = "; ".join(f"node {t.node} N={t.visits} Q={t.total / t.visits:.2f}" for t in event.path)
-        return f"{now}: back up ({how}): {counts}."
+        return _backup_sentence(now, event, "")
     if isinstance(event, Exit) and node.parent is None:
         if event.move is None:
             return f"The game is already over at the root: its value is {number(event.value)}."
@@ -575,3 +580,14 @@ def _mcts_sentence(game: Any, event: Event, nodes: dict[int, TraceNode], iterati
                 f"the most visited move (N={chosen.visits} of {node.visits}); its Q={chosen.mean:.2f} for {mover} is a "
                 f"value of {event.value:.2f} for X.")
     return f"{name}: {event}"
+
+
+def _backup_sentence(now: str, event: Backup, where: str) -> str:
+    """Return the sentence of a back-up: who won, what each move on the path scores, the counts each node now has."""
+    if event.winner:
+        loser = "O" if event.winner == "X" else "X"
+        how = f"{event.winner} won: 1 for each {event.winner} move on the path, 0 for each {loser} move"
+    else:
+        how = "a tie: ½ for each move on the path"
+    counts = "; ".join(f"node {t.node} N={t.visits} Q={t.total / t.visits:.2f}" for t in event.path)
+    return f"{now}: back up{where} ({how}): {counts}."

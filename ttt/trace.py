@@ -155,9 +155,9 @@ class MCTSRecorder(Recorder):
     does, each under a kept parent.
 
     A node not kept is counted under its nearest kept ancestor (`unkept`); a selection is kept
-    where it starts from a kept node; a rollout only from a kept node; and a back-up always, with
-    the kept part of its path (its `node` then the deepest kept one), so every iteration's
-    counts reach the kept nodes.
+    where it starts from a kept node; every rollout is kept (its `node` may be one not kept);
+    and every back-up, with the kept part of its path, so every iteration's counts reach the
+    kept nodes (its `node`, where the rollout started, is then not on the path it keeps).
     """
 
     def __init__(self, *, max_depth: Optional[int] = None, max_nodes: Optional[int] = None) -> None:
@@ -177,11 +177,8 @@ class MCTSRecorder(Recorder):
                     self.unkept[anchor] = self.unkept.get(anchor, 0) + 1
         elif isinstance(event, Backup):
             path = tuple(t for t in event.path if t.node in self._kept)
-            if len(path) == len(event.path):
-                self.events.append(event)
-            elif path:
-                self.events.append(Backup(path[-1].node, event.winner, path))
-        elif event.node in self._kept:
+            self.events.append(event if len(path) == len(event.path) else Backup(event.node, event.winner, path))
+        elif isinstance(event, Rollout) or event.node in self._kept:
             self.events.append(event)
 
 

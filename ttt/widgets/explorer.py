@@ -105,6 +105,7 @@ def tree_data(trace: Trace, *, max_depth: Optional[int] = None, max_nodes: Optio
     steps = []
     scored: list[int] = []  # MCTS: the drawn nodes showing a UCB score from the last step
     walk: list[int] = []  # MCTS: the path of the iteration under way, root first
+    cut_short: dict[int, int] = {}  # MCTS: a kept node -> the first step a node added below it was not kept
     builder = TreeBuilder()
     tally = [0, 0, 0, 0]  # nodes, cut-offs, moves pruned, iterations
     k = 0
@@ -166,6 +167,10 @@ def tree_data(trace: Trace, *, max_depth: Optional[int] = None, max_nodes: Optio
             elif isinstance(event, Backup):
                 walk = [t.node for t in event.path]
                 tally[3] += 1
+                if event.node not in builder.nodes:  # the recording kept the path's first nodes: one was added below
+                    cut_short.setdefault(event.path[-1].node, k)
+            if event.node not in builder.nodes and walk:  # below the nodes kept: the deepest kept one on the path
+                step["node"] = anchor(walk[-1])
             step["path"] = [i for i in walk if i in nodes]
             if isinstance(event, (Backup, Exit)):
                 walk = []
@@ -191,7 +196,7 @@ def tree_data(trace: Trace, *, max_depth: Optional[int] = None, max_nodes: Optio
     for a, count in unkept.items():
         if a in nodes and count:
             more[a] = more.get(a, 0) + count
-            first_step.setdefault(a, max(nodes[a]["enter"], 1))
+            first_step.setdefault(a, cut_short.get(a, len(steps)) if visits else max(nodes[a]["enter"], 1))
     for a, count in more.items():
         stubs.append({"kind": "more", "node": a, "after": last_shown[a], "step": first_step[a],
                       "depth": whole[a].depth + 1, "text": f"… {count} more"})

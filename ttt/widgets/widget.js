@@ -264,7 +264,10 @@ function makeTreeView() {
       }
       if (row.shown !== visible) { row.el.hidden = !visible; row.shown = visible; }
     }
-    if (follow && state.current !== null) scrollTo(state.current);
+    if (follow && state.current !== null) {
+      if (path.size) scrollTo([...path][0]); // an MCTS iteration's path: from its root, as far as fits
+      scrollTo(state.current);
+    }
   }
 
   // Scroll the tree's own box (never the page) so that node `id`'s box is inside it.
