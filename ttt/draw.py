@@ -576,9 +576,11 @@ def _mcts_sentence(game: Any, event: Event, nodes: dict[int, TraceNode], iterati
         if chosen is None:
             return f"The search is over: it plays {game.move_name(event.move)}, value {event.value:.2f} for X."
         mover = game.to_move(node.state)
+        tied = any(nodes[c].visits == chosen.visits for c in node.children if c != chosen.id)
+        tie = ", a tie: the first added is taken" if tied else ""
         return (f"After {_plural(node.visits, 'iteration')} the search is over: {mover} plays {game.move_name(event.move)}, "
-                f"the most visited move (N={chosen.visits} of {node.visits}); its Q={chosen.mean:.2f} for {mover} is a "
-                f"value of {event.value:.2f} for X.")
+                f"the most visited move (N={chosen.visits} of {node.visits}{tie}); its Q={chosen.mean:.2f} for {mover} "
+                f"is a value of {event.value:.2f} for X.")
     return f"{name}: {event}"
 
 
