@@ -5,7 +5,8 @@ ALPHA-BETA-SEARCH): X is MAX, O is MIN, values are from X's point of view. Each 
 a `SearchResult` (value, best move, nodes visited, cut-offs) and sends every step to an optional
 `tracer`, a callable that receives the events below. ``ttt.trace`` records those events into a
 tree; the drawings and the step-by-step explorer are built on that recording, never on a second
-copy of the search.
+copy of the search. Monte Carlo tree search (AIMA Fig. 5.11) sends the four phases of each
+iteration: `Select`, `Enter` (the node expanded), `Rollout` and `Backup`.
 
 Counting: a *node* is one call on one state (the root included), so a full minimax from the
 empty 3x3 board visits 549,946 nodes, every node of the game tree. A *cut-off* is counted when
@@ -363,7 +364,7 @@ class _Node:
         rng.shuffle(self.untried)
         self.children: dict[Any, _Node] = {}
         self.visits = 0
-        self.total = 0.0  # results for the player who moved *into* this node: 1 win, 0.5 draw
+        self.total = 0.0  # results for the player who moved *into* this node: 1 win, 0.5 tie
 
 
 def _scores(node: _Node, log_n: float, exploration: float) -> tuple[Score, ...]:
