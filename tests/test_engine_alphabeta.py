@@ -3,7 +3,7 @@
 Two checks make the fast search trustworthy by comparison with the readable one:
 
 - each heuristic on a `Board` equals a reference written on the game's state (the games' own
-  ``evaluate``, or the engine's heuristic spelled out with ``ttt.games.ultimate``'s functions)
+  ``evaluate``, or the engine's heuristic spelled out on strings with ``ttt.games``' functions)
   on thousands of random positions;
 - the engine's search at a fixed depth, with its table and its move order, finds the value
   ``ttt.search.depth_limited`` finds with the same heuristic (on states).
@@ -12,6 +12,7 @@ Two checks make the fast search trustworthy by comparison with the readable one:
 from __future__ import annotations
 
 import random
+from functools import lru_cache
 
 import pytest
 
@@ -21,40 +22,49 @@ from ttt.engine import evaluate as heuristics
 from ttt.engine.board import Board
 from ttt.games import get_game, nineboard, ultimate
 from ttt.games.bigboard import BOARD_SLICES, BigState, to_move, winning_cells
+from ttt.games import classic
 from ttt.games.classic import LINES
 
 GAMES = ("ultimate", "nine-board")
 
 
+@lru_cache(maxsize=None)
+def random_fill(small: str) -> tuple[float, float]:
+    """X's and O's chances of taking a small board (its nine characters) when its free cells are
+    filled one at a time, in random order, each by X or O with even odds: the engine's `_random_fill`
+    written on strings."""
+    winner = classic.winner(small)
+    if winner is not None:
+        return (1.0, 0.0) if winner == "X" else (0.0, 1.0)
+    free = [c for c in range(9) if small[c] == "."]
+    if not free:
+        return 0.0, 0.0
+    outcomes = [random_fill(small[:c] + mark + small[c + 1 :]) for c in free for mark in "XO"]
+    return sum(x for x, _ in outcomes) / len(outcomes), sum(o for _, o in outcomes) / len(outcomes)
+
+
 def reference_engine_ultimate(state: BigState) -> float:
-    """The engine's ultimate heuristic written on the game's state, the way ``ttt.games.ultimate``
-    writes its own: `ultimate.evaluate`, except that the board the mover is sent to counts as
-    nearly won by the mover (`TEMPO_VALUE`) when the mover has a cell there that wins it."""
+    """The engine's ultimate heuristic written on the game's state: `ultimate.evaluate`'s lines and
+    boards from each board's chances under random filling, the board the mover is sent to taken
+    after the mover's best cell there."""
     squares, sent_to = state
     big = ultimate.big_board(squares)
-    if ultimate.big_winner(big) is not None or "." not in big:
-        return ultimate.evaluate(state)  # the game's end, or a win the mover takes at once
-    near = ultimate.evaluate(state)
-    if abs(near) == heuristics.NEAR_WIN:
-        return near
+    game_value = ultimate.evaluate(state)
+    if ultimate.big_winner(big) is not None or "." not in big or abs(game_value) == heuristics.NEAR_WIN:
+        return game_value  # the game's end, or a win the mover takes at once
     mover = to_move(state)
     sign = 1 if mover == "X" else -1
-    values = [ultimate.board_value(squares[s]) for s in BOARD_SLICES]
-    if sent_to is not None and winning_cells(state.small(sent_to), mover):
-        values[sent_to] = sign * heuristics.TEMPO_VALUE
+    chances = [random_fill(squares[s]) for s in BOARD_SLICES]
+    if sent_to is not None:
+        small = state.small(sent_to)
+        after = [random_fill(small[:c] + mover + small[c + 1 :]) for c in range(9) if small[c] == "."]
+        chances[sent_to] = max(after, key=lambda xo: sign * (xo[0] - xo[1]))
     score = 0.0
     for a, b, c in LINES:
-        line = big[a] + big[b] + big[c]
-        if ultimate.DEAD in line:
-            continue
-        va, vb, vc = values[a], values[b], values[c]
-        if "O" not in line:
-            score += 60 * (1 + va) * (1 + vb) * (1 + vc) / 8
-        if "X" not in line:
-            score -= 60 * (1 - va) * (1 - vb) * (1 - vc) / 8
-    score += 8 * sum(v * len(lines) for v, lines in zip(values, ultimate.classic.LINES_THROUGH))
+        score += 60 * (chances[a][0] * chances[b][0] * chances[c][0] - chances[a][1] * chances[b][1] * chances[c][1])
+    score += 8 * sum((x - o) * len(lines) for (x, o), lines in zip(chances, classic.LINES_THROUGH))
     if sent_to is None:
-        score += sign * heuristics.FREE_CHOICE_ENGINE
+        score += sign * heuristics.FREE_CHOICE
     return max(-heuristics.NEAR_WIN + 1, min(heuristics.NEAR_WIN - 1, score))
 
 
