@@ -5,7 +5,9 @@ the depth iterative deepening completes in 1 s from the opening and from a mid-g
 the time of a depth-4 search from the opening, for nine-board beside a naive baseline written
 here the way the CSC 242 write-up did it (boards as lists copied for every successor, the line heuristic
 recomputed at every leaf, no move ordering, no caching); and a match, alternating who moves
-first, of the `default` player at `--seconds` per move against `line-count` (depth 4).
+first, of the `default` player at `--seconds` per move against `line-count` (depth 4); and the
+teaching search beside the fast engine (``ttt.engine.alphabeta``): nodes per CPU second, the
+depth each completes in 1 CPU second, and the ratio.
 
     python benchmarks/bigboards.py [--games 100] [--seconds 1] [--game nine-board|ultimate|both]
                                    [--match-only | --no-match]
@@ -138,6 +140,40 @@ def speed(name: str) -> None:
     print()
 
 
+def teaching_reach(game, state, budget: float) -> tuple[int, float]:
+    """Return (depth completed within `budget` CPU seconds, nodes per CPU second) of the teaching
+    search: depth-limited alpha-beta at depth 1, 2, 3, ... (iterative deepening, timed by CPU)."""
+    spent, nodes, reached = 0.0, 0, 0
+    for depth in range(1, 65):
+        start = time.process_time()
+        r = search.depth_limited(game, state, depth=depth, evaluate=game.evaluate, order=game.order_moves)
+        spent += time.process_time() - start
+        nodes += r.nodes
+        if spent > budget:
+            break
+        reached = depth
+    return reached, nodes / spent
+
+
+def engine_speed(name: str) -> None:
+    """Print the teaching search beside the engine's (ttt.engine.alphabeta), each with its own
+    heuristic: nodes per CPU second, and the depth completed in 1 CPU second."""
+    from ttt.engine import alphabeta
+
+    game = get_game(name)
+    positions = {"opening": game.initial(), "mid-game": mid_game(game)}
+    print(f"{name}: teaching search (ttt.search) against the engine (ttt.engine.alphabeta), 1 CPU second")
+    print(f"{'position':<12}{'teaching nodes/s':>18}{'engine nodes/s':>16}{'ratio':>7}"
+          f"{'teaching depth':>16}{'engine depth':>14}")
+    for label, state in positions.items():
+        depth, rate = teaching_reach(game, state, 1.0)
+        start = time.process_time()
+        r = alphabeta.iterative_deepening(game, state, seconds=1.0, rng=random.Random(0))
+        fast = r.nodes / (time.process_time() - start)
+        print(f"{label:<12}{rate:>18,.0f}{fast:>16,.0f}{fast / rate:>6.1f}x{depth:>16}{r.depth:>14}")
+    print()
+
+
 def depth4(name: str) -> None:
     game = get_game(name)
     state = game.initial()
@@ -193,6 +229,8 @@ def main(argv=None) -> None:
             depth4(name)  # first: the caches start cold
         for name in names:
             speed(name)
+        for name in names:
+            engine_speed(name)
     if not args.no_match:
         for name in names:
             run_match(name, args.games, args.seconds, args.seed)
