@@ -193,7 +193,18 @@ class Search:
         if best_move >= 0 and best_move in moves:
             moves.remove(best_move)
             moves.insert(0, best_move)
-        alpha0, best, best_move = alpha, -math.inf, moves[0]
+        if depth == 1:
+            best, best_move = self._frontier(moves, alpha, beta, ply)
+        else:
+            best, best_move = self._children(moves, depth, alpha, beta, h, ply)
+        flag = UPPER if best <= alpha else LOWER if best >= beta else EXACT
+        self.table[key] = (depth, best, flag, best_move)
+        return best
+
+    def _children(self, moves: list, depth: int, alpha: float, beta: float, h: int, ply: int) -> tuple[float, int]:
+        """Return (value, best move) of the board by searching `moves` in order, `depth` - 1 deeper."""
+        board = self.board
+        best, best_move = -math.inf, moves[0]
         zob = ZOBRIST[board.turn]
         push, pop, value = board.push, board.pop, self.value
         first = True
@@ -212,14 +223,41 @@ class Search:
                 if v > alpha:
                     alpha = v
                     if v >= beta:
-                        self.cutoffs += 1
-                        killers = self.killers[ply]
-                        if killers[0] != move:
-                            killers[1], killers[0] = killers[0], move
+                        self._cut_by(move, ply)
                         break
-        flag = UPPER if best <= alpha0 else LOWER if best >= beta else EXACT
-        self.table[key] = (depth, best, flag, best_move)
-        return best
+        return best, best_move
+
+    def _frontier(self, moves: list, alpha: float, beta: float, ply: int) -> tuple[float, int]:
+        """Return (value, best move) of a board one move above the depth limit: each child is
+        judged by the estimate (or the game's end) here, without a call of `value` each."""
+        board = self.board
+        evaluate, push, pop = self.evaluate, board.push, board.pop
+        x_moves = not board.turn
+        best, best_move = -math.inf, moves[0]
+        for move in moves:
+            push(move)
+            self.nodes += 1
+            if board.result:  # the mover's move ended the game: a tie, or the mover won
+                v = 0.0 if board.result == TIE else float(WIN_VALUE + board.free)
+            else:
+                self.reached_limit = True
+                v = evaluate(board) if x_moves else -evaluate(board)
+            pop()
+            if v > best:
+                best, best_move = v, move
+                if v > alpha:
+                    alpha = v
+                    if v >= beta:
+                        self._cut_by(move, ply)
+                        break
+        return best, best_move
+
+    def _cut_by(self, move: int, ply: int) -> None:
+        """Count a cut-off by `move` at `ply`, and keep it as one of the ply's two killer moves."""
+        self.cutoffs += 1
+        killers = self.killers[ply]
+        if killers[0] != move:
+            killers[1], killers[0] = killers[0], move
 
     def root(self, moves: list, depth: int) -> tuple[float, int]:
         """Return (value for the mover, best move) at `depth`, trying `moves` in that order."""

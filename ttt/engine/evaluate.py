@@ -104,8 +104,8 @@ def game_ultimate(board: Board) -> float:
     if _wins_a_line_now(board):
         return -NEAR_WIN if board.turn else NEAR_WIN
     xs, os = board.xs, board.os
-    keys = [xs[b] << 9 | os[b] for b in range(9)]
-    score = _ultimate_score([X_CHANCE[k] for k in keys], [O_CHANCE[k] for k in keys], [BOARD_VALUE[k] for k in keys])
+    keys = [x << 9 | o for x, o in zip(xs, os)]
+    score = _ultimate_score([X_CHANCE[k] for k in keys], [O_CHANCE[k] for k in keys])
     if board.sent_to == ANY:
         score += -FREE_CHOICE if board.turn else FREE_CHOICE
     return max(-NEAR_WIN + 1, min(NEAR_WIN - 1, score))
@@ -120,14 +120,15 @@ def _wins_a_line_now(board: Board) -> bool:
     return False
 
 
-def _ultimate_score(x: list, o: list, v: list) -> float:
-    """Return the big lines' and the boards' score from each board's chances and value.
+def _ultimate_score(x: list, o: list) -> float:
+    """Return the big lines' and the boards' score from each board's chances.
 
     `x[b]` is X's chance of taking board b, ``(1 + value) / 2``, and 0 when O holds it or it
     is dead (full without a line); `o[b]` the same for O. A line scores `LINE_WEIGHT` times
     X's chance of all three boards minus O's, so a line O holds a board of (or a dead one)
-    gives X nothing: ``ttt.games.ultimate.evaluate``'s skipped lines. Written out line by line
-    for speed (this runs at every leaf of the search).
+    gives X nothing: ``ttt.games.ultimate.evaluate``'s skipped lines. A board's value is X's
+    chance minus O's (the game's `board_value`, 0 for a dead board), times `BOARD_WEIGHT` for
+    each big line through it. Written out line by line for speed (this runs at every leaf).
     """
     lines = (
         x[0] * x[1] * x[2] + x[3] * x[4] * x[5] + x[6] * x[7] * x[8]
@@ -137,7 +138,11 @@ def _ultimate_score(x: list, o: list, v: list) -> float:
         - o[0] * o[3] * o[6] - o[1] * o[4] * o[7] - o[2] * o[5] * o[8]
         - o[0] * o[4] * o[8] - o[2] * o[4] * o[6]
     )
-    boards = 3 * (v[0] + v[2] + v[6] + v[8]) + 2 * (v[1] + v[3] + v[5] + v[7]) + 4 * v[4]  # lines through each
+    boards = (  # each board's value, times the lines through it
+        3 * (x[0] + x[2] + x[6] + x[8] - o[0] - o[2] - o[6] - o[8])
+        + 2 * (x[1] + x[3] + x[5] + x[7] - o[1] - o[3] - o[5] - o[7])
+        + 4 * (x[4] - o[4])
+    )
     return LINE_WEIGHT * lines + BOARD_WEIGHT * boards
 
 
@@ -226,13 +231,13 @@ def ultimate(board: Board) -> float:
     if _wins_a_line_now(board):
         return -NEAR_WIN if board.turn else NEAR_WIN
     xs, os = board.xs, board.os
-    keys = [xs[b] << 9 | os[b] for b in range(9)]
+    keys = [x << 9 | o for x, o in zip(xs, os)]
     x, o = [RANDOM_X[k] for k in keys], [RANDOM_O[k] for k in keys]
     b = board.sent_to
     if b != ANY:
         k = keys[b]
         x[b], o[b] = (AFTER_O_X[k], AFTER_O_O[k]) if board.turn else (AFTER_X_X[k], AFTER_X_O[k])
-    score = _ultimate_score(x, o, [x[b] - o[b] for b in range(9)])
+    score = _ultimate_score(x, o)
     if b == ANY:
         score += -FREE_CHOICE if board.turn else FREE_CHOICE
     return max(-NEAR_WIN + 1, min(NEAR_WIN - 1, score))
