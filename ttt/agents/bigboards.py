@@ -90,14 +90,27 @@ def default_player(game: Any, rng: random.Random, engine: str = "fast", *, secon
     return play
 
 
-def mcts_player(game: Any, rng: random.Random, *, seconds: float = 1.0, iterations: int | None = None):
-    """Monte Carlo tree search (UCT) with random playouts, `seconds` a move (or `iterations`)."""
+def mcts_player(game: Any, rng: random.Random, engine: str = "fast", *, seconds: float = 1.0,
+                iterations: int | None = None):
+    """Monte Carlo tree search (UCT) with random playouts, `seconds` a move (or `iterations`).
+
+    `engine` "fast" (the default) searches with ``ttt.engine.mcts`` on bit masks, playing a move
+    that wins at once wherever the tree reaches one, `seconds` of CPU time; "teaching" with
+    ``ttt.search.mcts`` on the game's states, `seconds` of wall time. (`engine` is given by name,
+    as for the default player.)
+    """
+    from ttt.engine import mcts as engine_mcts
+
+    engines = ("fast", "teaching")
+    if engine not in engines:
+        raise ValueError(f"unknown engine {engine!r}: choose one of {', '.join(map(repr, engines))}")
+    run = engine_mcts.mcts if engine == "fast" else search.mcts
 
     def play(state: Any):
         moves = _require_moves(game, state)
         if len(moves) == 1:
             return moves[0]
-        return search.mcts(game, state, rng=rng, seconds=None if iterations else seconds, iterations=iterations).move
+        return run(game, state, rng=rng, seconds=None if iterations else seconds, iterations=iterations).move
 
     return play
 

@@ -2,6 +2,8 @@
 
 ``ttt.engine.board.Board`` holds a position of nine-board or ultimate tic-tac-toe as bit masks,
 plays and takes back moves in place without checking them, and tests wins by table look-up.
-The searches on it play the big boards' players (``ttt.agents``); the teaching search in
+On it, ``ttt.engine.alphabeta`` (iterative-deepening alpha-beta with the heuristics of
+``ttt.engine.evaluate``) and ``ttt.engine.mcts`` (Monte Carlo tree search) play the big boards'
+``default`` and ``mcts`` players. Their time budgets are CPU seconds. The teaching search in
 ``ttt.search`` stays the one students read, step through and draw.
 """
