@@ -19,7 +19,7 @@ ultimate tic-tac-toe as ``ultimate_tic_tac_toe`` and a C++ Monte Carlo tree sear
    is claimed by no one, as in ttt, and the game is a tie when every board is closed.
 
 2. **The matches.** Each pairing (`--players`: ttt's ``default``, iterative-deepening
-   alpha-beta, and ttt's ``mcts``, the teaching search's UCT) plays `--games` games (default
+   alpha-beta on the fast engine, and ttt's ``mcts``, the fast engine's UCT) plays `--games` games (default
    60) against OpenSpiel's MCTSBot at each of `--seconds` (default 0.5 and 2 seconds a move),
    alternating who plays X. The bot has the defaults of OpenSpiel's own examples
    (``examples/mcts_example.cc`` and ``python/examples/mcts.py``): UCT constant ``uct_c=2``,
@@ -27,7 +27,7 @@ ultimate tic-tac-toe as ``ultimate_tic_tac_toe`` and a C++ Monte Carlo tree sear
    rollout each (``RandomRolloutEvaluator(n_rollouts=1, seed)``, the Python example's default;
    the C++ example's is 10).
 
-   Equal CPU seconds a move: ttt's players take ``seconds=`` and keep to it by the clock;
+   Equal CPU seconds a move: ttt's players take ``seconds=`` of CPU time (``time.process_time``);
    MCTSBot takes a number of simulations, so the script measures its simulations per CPU second
    (``time.process_time`` around each search, first from the opening, then a running average of
    its own searches in the game) and gives each move that rate times the budget. When the bot
@@ -54,7 +54,7 @@ ultimate tic-tac-toe as ``ultimate_tic_tac_toe`` and a C++ Monte Carlo tree sear
    (``ttt.engine.mcts``) when there is one. Each search runs about `--rate-seconds` (default 1).
 
 It prints the 1-minute load average at the start and the end (a busy machine slows everything,
-and ttt's players, which keep to the clock, lose CPU time to other work).
+but both sides' budgets are CPU seconds, so it changes how long the run takes, not the scores).
 
 How long it takes: the rules check about ten seconds; the matches (2 pairings, 60 games at 0.5 s
 and 60 at 2 s; a game is about 48 moves, 23 or so searched by each side) about 4 CPU hours,
@@ -79,6 +79,7 @@ from typing import Optional
 from tqdm import tqdm
 
 from ttt import agents, search
+from ttt.engine.mcts import mcts as engine_mcts
 from ttt.games import get_game
 from ttt.games.bigboard import BigState
 
@@ -419,9 +420,9 @@ def print_matches(results: list[GameResult], players: list[str], seconds: list[f
           f"{sum(plies) / len(plies):.0f} on average)")
     if unequal:
         print(f"WARNING: the two sides' CPU seconds a move differ by more than 10% of the budget in: "
-              f"{', '.join(unequal)}. ttt's players keep to the clock, so on a busy machine (load "
-              f"{os.getloadavg()[0]:.1f}) they get less CPU than their seconds, and a search the solver "
-              f"or alpha-beta proves ends early: read the scores with the CPU columns.")
+              f"{', '.join(unequal)}. A search the solver or alpha-beta proves ends early, and a player "
+              f"that keeps to the clock gets less CPU than its seconds on a busy machine (load "
+              f"{os.getloadavg()[0]:.1f}): read the scores with the CPU columns.")
     print()
 
 
@@ -444,16 +445,6 @@ def fixed_states() -> list[tuple[str, BigState, list[int]]]:
     return found
 
 
-def engine_mcts():
-    """Return ``ttt.engine.mcts`` if the fast engine has one, else None."""
-    try:
-        from ttt import engine
-    except ImportError:
-        return None
-    mcts = getattr(engine, "mcts", None)
-    return mcts if callable(mcts) else None
-
-
 def ttt_rate(mcts, game, state: BigState, seconds: float) -> float:
     """Return the simulations per CPU second of one of ttt's MCTS functions from `state`."""
     start = time.process_time()
@@ -473,10 +464,7 @@ def print_rates(seconds: float) -> None:
     game = get_game("ultimate")
     spiel_game = pyspiel.load_game(SPIEL_GAME)
     states = fixed_states()
-    searches = [("teaching search", search.mcts)]
-    engine = engine_mcts()
-    if engine is not None:
-        searches.append(("engine", engine))
+    searches = [("teaching search", search.mcts), ("engine", engine_mcts)]
     print(f"Simulations per CPU second (random rollouts to the end; searches of about {seconds:g} s)")
     print(f"{'MCTS':<28}" + "".join(f"{label:>13}" for label, _, _ in states))
     rows = [("OpenSpiel MCTSBot (C++)", [])] + [(f"ttt {label}", []) for label, _ in searches]
@@ -490,8 +478,6 @@ def print_rates(seconds: float) -> None:
     for label, rates in rows:
         print(f"{label:<28}" + "".join(f"{rate:>13,.0f}" for rate in rates))
     print("(mid-game: the states after N random moves, seeds " + ", ".join(f"{s}" for _, s in MID_GAME) + ")")
-    if engine is None:
-        print("(ttt.engine has no mcts yet: only the teaching search is measured)")
     print()
 
 

@@ -32,14 +32,15 @@ CELLS_OF = tuple(tuple(c for c in range(9) if not occupied >> c & 1) for occupie
 _TABLES: dict[str, Any] = {}
 
 
-def _win_cells_table() -> tuple:
-    """Return the table mine << 9 | theirs -> the free cells where `mine` completes a line (built once)."""
-    table = _TABLES.get("win_cells")
-    if table is None:
-        from ttt.engine.evaluate import WIN_CELLS
+def _tables() -> tuple[tuple, tuple]:
+    """Return the engine's tables of wins at once (``ttt.engine.evaluate``'s, built on first use):
+    mine << 9 | theirs -> the cells where `mine` completes a line, and boards held -> the boards
+    whose taking completes a line of boards."""
+    if not _TABLES:
+        from ttt.engine.evaluate import COMPLETES, WIN_CELLS
 
-        table = _TABLES["win_cells"] = WIN_CELLS
-    return table
+        _TABLES.update(win_cells=WIN_CELLS, completes=COMPLETES)
+    return _TABLES["win_cells"], _TABLES["completes"]
 
 
 class _Node:
@@ -80,14 +81,35 @@ def _decisive_move(board: Board, win_cells: tuple) -> int:
     return -1
 
 
-def _playout(board: Board, random: Any) -> int:
-    """Play random moves on `board` (changed in place) to the end; return its result (X_WON, O_WON, TIE)."""
+def _playout(board: Board, random: Any, win_cells: tuple, completes: tuple) -> int:
+    """Play random moves on `board` (changed in place) to the end; return its result (X_WON, O_WON, TIE).
+
+    A mover who can win the game at once does (the playout ends there, won): random moves that
+    miss a win on the spot make a position's playouts say little about it.
+    """
     if board.result:
         return board.result
     xs, os, closed = board.xs, board.os, board.closed
     x_boards, o_boards, sent, turn, free = board.x_boards, board.o_boards, board.sent_to, board.turn, board.free
     ultimate, wins, cells_of, moves_on = board.ultimate, WINS, CELLS_OF, MOVES_ON
     while True:
+        # a win at once? (ultimate: a cell that takes a board completing a line of boards held)
+        if ultimate:
+            near = completes[o_boards if turn else x_boards] & ~closed
+            if sent != ANY:
+                near &= 1 << sent
+            while near:
+                b = (near & -near).bit_length() - 1
+                if win_cells[(os[b] << 9 | xs[b]) if turn else (xs[b] << 9 | os[b])]:
+                    return O_WON if turn else X_WON
+                near &= near - 1
+        elif sent != ANY:
+            if win_cells[(os[sent] << 9 | xs[sent]) if turn else (xs[sent] << 9 | os[sent])]:
+                return O_WON if turn else X_WON
+        else:
+            for b in range(9):
+                if not closed >> b & 1 and win_cells[(os[b] << 9 | xs[b]) if turn else (xs[b] << 9 | os[b])]:
+                    return O_WON if turn else X_WON
         if sent == ANY:
             choices: list = []
             for b in range(9):
@@ -145,7 +167,7 @@ def mcts(
     start = Board.of(game, state)
     if start.result:
         return SearchResult(game.utility(state), None, 0)
-    win_cells = _win_cells_table()
+    win_cells, completes = _tables()
     root = _Node(-1, start.turn ^ 1, start, win_cells)
     sign = 1 if start.turn == 0 else -1  # the root's mover's results, as X's
     if root.decisive >= 0:
@@ -171,7 +193,7 @@ def mcts(
                 child = _Node(move, by, board, win_cells)
                 node.children.append(child)
                 path.append(child)
-                result = _playout(board, random)
+                result = _playout(board, random, win_cells, completes)
                 break
             if not node.children:  # the game is over here
                 result = board.result
