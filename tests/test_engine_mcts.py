@@ -7,6 +7,7 @@ import random
 import pytest
 
 from ttt import agents
+from ttt.engine import alphabeta
 from ttt.engine.mcts import mcts
 from ttt.games import get_game
 
@@ -60,10 +61,15 @@ def _sends_to_a_loss(game, state, move) -> bool:
 
 
 def _a_loss_to_avoid(game, state) -> bool:
-    """Some moves hand the opponent a win at once, some do not, and none wins at once."""
+    """Some moves hand the opponent a win at once, and some do not and are not lost by force
+    within four moves (as the engine's alpha-beta sees it); none wins at once."""
     moves = game.moves(state)
     losing = [m for m in moves if _sends_to_a_loss(game, state, m)]
-    return not _has_a_win_at_once(game, state) and 0 < len(losing) < len(moves)
+    if _has_a_win_at_once(game, state) or not 0 < len(losing) < len(moves):
+        return False
+    sign = 1 if game.to_move(state) == "X" else -1
+    return any(sign * alphabeta.depth_limited(game, game.play(state, m), depth=4).value > -game.win_value
+               for m in moves if m not in losing)
 
 
 @pytest.mark.parametrize("name", GAMES)
