@@ -1,4 +1,9 @@
-"""The engine's Monte Carlo tree search: legal moves, counted iterations, wins taken, losses avoided."""
+"""The engine's Monte Carlo tree search: legal moves, counted simulations, wins taken, losses
+avoided, forced wins proven; and the `mcts` player on either engine.
+
+Positions come from seeded random games and are judged by the readable rules (``game.play``,
+``game.winner``), never by the engine's own board.
+"""
 
 from __future__ import annotations
 
@@ -7,15 +12,28 @@ import random
 import pytest
 
 from ttt import agents
-from ttt.engine import alphabeta
-from ttt.engine.mcts import mcts
+from ttt.engine import mcts
 from ttt.games import get_game
 
 GAMES = ("ultimate", "nine-board")
 
+X_TO_WIN_THE_GAME = """
+X X X | X X X | X X .
+O O . | O O . | O . .
+. . . | . . . | . . .
+------+-------+------
+. . . | . . . | . . .
+. . . | . . . | . . .
+. . . | . . . | . . .
+------+-------+------
+O . . | O . . | O . .
+. . . | . . . | . . .
+. . . | . . . | . . .
+"""  # ultimate: X, sent to board 2, wins boards 0-2 and the game with cell 2
+
 
 def _random_positions(game, rng: random.Random, count: int, *, keep=lambda game, state: True) -> list:
-    """Return `count` positions of random games (not over) that `keep` accepts."""
+    """Return `count` positions of seeded random games (not over) that `keep` accepts."""
     found = []
     while len(found) < count:
         state = game.initial()
@@ -37,13 +55,82 @@ def _has_a_win_at_once(game, state) -> bool:
     return any(_wins_at_once(game, state, m) for m in game.moves(state))
 
 
+def _hands_over_a_win(game, state, move) -> bool:
+    """After `move` the game goes on and the opponent can win it at once."""
+    after = game.play(state, move)
+    return not game.is_terminal(after) and _has_a_win_at_once(game, after)
+
+
+def _forces_a_win(game, state, move) -> bool:
+    """After `move` the game goes on, and after every reply the mover can win at once."""
+    after = game.play(state, move)
+    if game.is_terminal(after):
+        return False
+    for reply in game.moves(after):
+        then = game.play(after, reply)
+        if game.is_terminal(then) or not _has_a_win_at_once(game, then):
+            return False
+    return True
+
+
+def _x_value(game, state) -> int:
+    """1 if X is to move, -1 if O is: a win for the mover, as X's value."""
+    return 1 if game.to_move(state) == "X" else -1
+
+
+# --- the search's contract ----------------------------------------------------------------------
+
+
 @pytest.mark.parametrize("name", GAMES)
-def test_moves_are_legal_values_in_range_and_iterations_counted(name):
+def test_moves_are_legal_values_in_range_and_simulations_counted(name):
     game = get_game(name)
-    for state in _random_positions(game, random.Random(3), 30, keep=lambda g, s: not _has_a_win_at_once(g, s)):
+    positions = [game.initial()] + _random_positions(
+        game, random.Random(3), 30, keep=lambda g, s: not _has_a_win_at_once(g, s)
+    )
+    for state in positions:
         result = mcts(game, state, rng=random.Random(0), iterations=50)
-        game.play(state, result.move)  # raises if illegal
-        assert -1 <= result.value <= 1 and result.nodes == 50
+        assert result.move is not None and None not in result.move
+        game.play(state, result.move)  # raises InvalidActionError if the move is illegal
+        assert -1 <= result.value <= 1
+        assert result.nodes == 50 or (result.nodes < 50 and result.value in (-1, 0, 1))  # fewer only once proven
+    assert mcts(game, game.initial(), rng=random.Random(0), iterations=300).nodes == 300
+
+
+@pytest.mark.parametrize("name", GAMES)
+def test_the_same_seed_and_iterations_give_the_same_search(name):
+    game = get_game(name)
+    for state in [game.initial()] + _random_positions(game, random.Random(8), 3):
+        first = mcts(game, state, rng=random.Random(7), iterations=400)
+        assert mcts(game, state, rng=random.Random(7), iterations=400) == first
+
+
+def test_a_budget_of_cpu_seconds_is_kept():
+    import time
+
+    game = get_game("ultimate")
+    start = time.process_time()
+    result = mcts(game, game.initial(), rng=random.Random(0), seconds=0.2)
+    spent = time.process_time() - start
+    assert 0.2 <= spent < 0.5 and result.nodes > 100
+
+
+def test_a_budget_is_needed_and_a_finished_game_has_no_move():
+    game = get_game("nine-board")
+    with pytest.raises(ValueError, match="give mcts a budget"):
+        mcts(game, game.initial(), rng=random.Random(0))
+    state = _random_positions(game, random.Random(6), 1, keep=_has_a_win_at_once)[0]
+    over = next(game.play(state, m) for m in game.moves(state) if _wins_at_once(game, state, m))
+    result = mcts(game, over, rng=random.Random(0), iterations=10)
+    assert result.move is None and result.nodes == 0 and result.value == game.utility(over)
+
+
+# --- wins and losses ------------------------------------------------------------------------------
+
+
+def test_the_win_of_the_game_is_taken_on_ultimate():
+    game = get_game("ultimate")
+    result = mcts(game, game.parse(X_TO_WIN_THE_GAME, board=2), rng=random.Random(1), iterations=100)
+    assert result.move == (2, 2) and result.value == 1
 
 
 @pytest.mark.parametrize("name", GAMES)
@@ -52,49 +139,71 @@ def test_a_win_at_once_is_taken(name):
     for state in _random_positions(game, random.Random(4), 40, keep=_has_a_win_at_once):
         result = mcts(game, state, rng=random.Random(0), iterations=200)
         assert _wins_at_once(game, state, result.move), game.format_numbered(state)
-        assert result.value == (1 if game.to_move(state) == "X" else -1)
+        assert result.value == _x_value(game, state)
 
 
-def _sends_to_a_loss(game, state, move) -> bool:
-    after = game.play(state, move)
-    return not game.is_terminal(after) and _has_a_win_at_once(game, after)
+def _one_defence(game, state) -> bool:
+    """No win at once, and every move but one hands the opponent a win at once."""
+    moves = game.moves(state)
+    losing = [m for m in moves if _hands_over_a_win(game, state, m)]
+    return not _has_a_win_at_once(game, state) and len(moves) > 2 and len(losing) == len(moves) - 1
+
+
+@pytest.mark.parametrize("name", GAMES)
+def test_the_only_defence_against_a_loss_at_once_is_found(name):
+    game = get_game(name)
+    for state in _random_positions(game, random.Random(5), 10, keep=_one_defence):
+        result = mcts(game, state, rng=random.Random(0), iterations=400)
+        assert not _hands_over_a_win(game, state, result.move), game.format_numbered(state)
 
 
 def _a_loss_to_avoid(game, state) -> bool:
-    """Some moves hand the opponent a win at once, and some do not and are not lost by force
-    within four moves (as the engine's alpha-beta sees it); none wins at once."""
+    """Some moves hand the opponent a win at once, some do not, and none wins at once."""
     moves = game.moves(state)
-    losing = [m for m in moves if _sends_to_a_loss(game, state, m)]
-    if _has_a_win_at_once(game, state) or not 0 < len(losing) < len(moves):
-        return False
-    sign = 1 if game.to_move(state) == "X" else -1
-    return any(sign * alphabeta.depth_limited(game, game.play(state, m), depth=4).value > -game.win_value
-               for m in moves if m not in losing)
+    losing = [m for m in moves if _hands_over_a_win(game, state, m)]
+    return not _has_a_win_at_once(game, state) and 0 < len(losing) < len(moves)
 
 
 @pytest.mark.parametrize("name", GAMES)
 def test_a_move_that_hands_the_opponent_a_win_at_once_is_avoided(name):
     game = get_game(name)
     for state in _random_positions(game, random.Random(5), 15, keep=_a_loss_to_avoid):
-        result = mcts(game, state, rng=random.Random(0), iterations=1500)
-        assert not _sends_to_a_loss(game, state, result.move), game.format_numbered(state)
+        result = mcts(game, state, rng=random.Random(0), iterations=1000)
+        proven_lost = result.value == -_x_value(game, state)  # then every move loses, soon or at once
+        assert proven_lost or not _hands_over_a_win(game, state, result.move), game.format_numbered(state)
 
 
-def test_the_same_seed_and_iterations_give_the_same_search():
+def _a_forced_win_in_three(game, state) -> bool:
+    """No win at once, few moves, and some (not all) of them force a win on the next move."""
+    moves = game.moves(state)
+    if len(moves) > 9 or _has_a_win_at_once(game, state):
+        return False
+    forcing = [m for m in moves if _forces_a_win(game, state, m)]
+    return 0 < len(forcing) < len(moves)
+
+
+@pytest.mark.parametrize("name", GAMES)
+def test_the_solver_proves_a_forced_win(name):
+    """The mover plays, every reply leaves a win at once: the search proves it (value exactly
+    +-1 for the mover, a forcing move) and stops before its budget is spent."""
+    game = get_game(name)
+    for state in _random_positions(game, random.Random(11), 3, keep=_a_forced_win_in_three):
+        result = mcts(game, state, rng=random.Random(0), iterations=20_000)
+        assert _forces_a_win(game, state, result.move), game.format_numbered(state)
+        assert result.value == _x_value(game, state) and result.nodes < 20_000
+
+
+def test_a_forced_loss_is_proven_and_a_move_still_returned():
+    """Every move hands the opponent a win at once: the value is a proven loss, the move legal."""
     game = get_game("ultimate")
-    state = game.initial()
-    first = mcts(game, state, rng=random.Random(7), iterations=300)
-    assert mcts(game, state, rng=random.Random(7), iterations=300) == first
+    keep = lambda g, s: not _has_a_win_at_once(g, s) and all(_hands_over_a_win(g, s, m) for m in g.moves(s))
+    for state in _random_positions(game, random.Random(12), 3, keep=keep):
+        result = mcts(game, state, rng=random.Random(0), iterations=5_000)
+        game.play(state, result.move)
+        assert result.value == -_x_value(game, state) and result.nodes < 5_000
 
 
-def test_a_budget_is_needed_and_a_finished_game_has_no_move():
-    game = get_game("nine-board")
-    with pytest.raises(ValueError, match="give mcts a budget"):
-        mcts(game, game.initial(), rng=random.Random(0))
-    over = _random_positions(game, random.Random(6), 1, keep=_has_a_win_at_once)[0]
-    over = next(game.play(over, m) for m in game.moves(over) if _wins_at_once(game, over, m))
-    result = mcts(game, over, rng=random.Random(0), iterations=10)
-    assert result.move is None and result.nodes == 0 and abs(result.value) >= game.win_value
+# --- the player ---------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("engine", ["fast", "teaching"])
@@ -102,5 +211,11 @@ def test_the_mcts_player_runs_on_either_engine(engine):
     game = get_game("ultimate")
     play = agents.make("mcts", 1, game="ultimate", engine=engine, iterations=30)
     game.play(game.initial(), play(game.initial()))
-    with pytest.raises(ValueError, match="unknown engine 'turbo'"):
+    assert agents.make("mcts", 0, game="ultimate", engine=engine, iterations=200)(
+        game.parse(X_TO_WIN_THE_GAME, board=2)
+    ) == (2, 2)
+
+
+def test_an_unknown_engine_is_refused_naming_the_choices():
+    with pytest.raises(ValueError, match="unknown engine 'turbo': choose one of 'fast', 'teaching'"):
         agents.make("mcts", 1, game="ultimate", engine="turbo")

@@ -94,17 +94,18 @@ def mcts_player(game: Any, rng: random.Random, engine: str = "fast", *, seconds:
                 iterations: int | None = None):
     """Monte Carlo tree search (UCT) with random playouts, `seconds` a move (or `iterations`).
 
-    `engine` "fast" (the default) searches with ``ttt.engine.mcts`` on bit masks, playing a move
-    that wins at once wherever the tree reaches one, `seconds` of CPU time; "teaching" with
-    ``ttt.search.mcts`` on the game's states, `seconds` of wall time. (`engine` is given by name,
-    as for the default player.)
+    `engine` "fast" (the default) searches with ``ttt.engine.mcts`` on bit masks, `seconds` of
+    CPU time: its playouts end when a player can win the game at once, and it proves wins and
+    losses (an MCTS-solver), so it never hands the opponent a win it has seen. "teaching"
+    searches with ``ttt.search.mcts``, the readable UCT, `seconds` of wall time. (`engine` is
+    given by name, as for the default player.)
     """
-    from ttt.engine import mcts as engine_mcts
+    from ttt.engine import mcts as fast_mcts  # imported when a player is made, not with ttt.agents
 
     engines = ("fast", "teaching")
     if engine not in engines:
         raise ValueError(f"unknown engine {engine!r}: choose one of {', '.join(map(repr, engines))}")
-    run = engine_mcts.mcts if engine == "fast" else search.mcts
+    run = fast_mcts if engine == "fast" else search.mcts
 
     def play(state: Any):
         moves = _require_moves(game, state)

@@ -2,123 +2,127 @@
 
 The same search as ``ttt.search.mcts`` (UCT: select by UCB1, expand one child, play random
 moves to the end, back the result up; AIMA 4th ed., Fig. 5.11), written for speed instead of
-for reading, and with two additions that make it stronger for the same time:
+for reading, with two additions that make it stronger for the same time. Where it departs from
+the readable search:
 
-- the random playout is one loop over local variables and the engine's tables (no state
-  objects, no legality checks): a move is a bit set in a mask, a won board one table look-up;
-- decisive moves: a node whose mover can win the game at once (a cell that completes a small
-  board that completes a line of boards, found from the masks) is *proven*: the search plays
-  that move there every time instead of sampling the others, its result is a win without a
-  playout, and at the root the move is returned at once. (This is the cheap half of an
-  MCTS-solver; proven losses are not backed up.)
+- **Speed.** One `Board` is copied per iteration and walked down the tree with `push`, never
+  checked; the playout is one loop over local variables and the engine's tables (a move is a
+  bit set in a mask, a won board one table look-up). A node keeps its mean result and
+  ``1 / sqrt(visits)`` up to date, so UCB1 over its children is a multiply and an add each.
+- **Decisive playouts.** A playout ends as soon as the player to move can win the game with
+  one move (a free cell that completes a line on a board that, in ultimate, completes a line
+  of boards: `THREATS` and `COMPLETES` below), scored as that player's win. A random playout
+  misses such wins about as often as it takes them; this costs nothing (the playouts get
+  shorter, so there are more of them).
+- **MCTS-solver.** Results that are certain are proven and backed up as in Winands, Björnsson
+  and Saito, "Monte-Carlo Tree Search Solver" (2008): a node where the game is over, or where
+  the player to move can win at once, is proven for the player who moved into it (a win, a
+  tie, a loss); a node with a child proven won for its mover is proven lost for the player who
+  moved into it; a node whose children are all expanded and all proven takes the best of them.
+  A child proven lost is never selected again (so the search stops handing the opponent wins),
+  a proven draw counts as ½, and the search stops when the root is proven.
 
 Results are scored for the player who moved into a node (1 a win, ½ a tie, 0 a loss), as in
 the teaching search. The time budget is CPU time (``time.process_time``), so a busy machine
 does not make the player weaker. The value returned is the chosen move's mean result from X's
-point of view, from -1 to 1, and `nodes` counts the iterations (one playout each).
+point of view, from -1 to 1 (exactly 1 or -1 when proven), and `nodes` counts the simulations
+(iterations), fewer than `iterations` when the root was proven first.
 """
 
 from __future__ import annotations
 
 import math
 import time
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 from ttt.engine.board import ANY, FULL, MOVES_ON, O_WON, TIE, WINS, X_WON, Board
 from ttt.games.bigboard import BigState
 from ttt.search import SearchResult
 
-CELLS_OF = tuple(tuple(c for c in range(9) if not occupied >> c & 1) for occupied in range(512))  # occupied -> free cells
-_TABLES: dict[str, Any] = {}
-
-
-def _tables() -> tuple[tuple, tuple]:
-    """Return the engine's tables of wins at once (``ttt.engine.evaluate``'s, built on first use):
-    mine << 9 | theirs -> the cells where `mine` completes a line, and boards held -> the boards
-    whose taking completes a line of boards."""
-    if not _TABLES:
-        from ttt.engine.evaluate import COMPLETES, WIN_CELLS
-
-        _TABLES.update(win_cells=WIN_CELLS, completes=COMPLETES)
-    return _TABLES["win_cells"], _TABLES["completes"]
+CELLS = tuple(tuple(c for c in range(9) if m >> c & 1) for m in range(512))  # 9-bit mask -> its set bits
+THREATS = tuple(  # a player's cells on a small board -> the cells (free or not) that would complete a line
+    sum(1 << c for c in range(9) if not m >> c & 1 and WINS[m | 1 << c]) for m in range(512)
+)
+COMPLETES = tuple(  # the boards a player holds -> the boards whose taking would make three boards in a row
+    sum(1 << b for b in range(9) if not held >> b & 1 and WINS[held | 1 << b]) for held in range(512)
+)
+UNPROVEN = 2  # `_Node.proven` when nothing is proven; else 1, 0 or -1 for the player who moved into it
+LOST = -1e9  # a proven-lost child's mean: below any UCB1 score, so it is never selected
 
 
 class _Node:
-    """A node of the tree: the move into it, who played it, its children and untried moves,
-    its visits and the results of its playouts for the player who moved into it."""
+    """A node of the tree: the move into it (``9 * board + cell``), `by` the player who moved
+    (0 X, 1 O), its children and untried moves, its visits and the results of its playouts for
+    `by`, the mean result and ``1 / sqrt(visits)`` that UCB1 reads, and what is proven."""
 
-    __slots__ = ("move", "by", "children", "untried", "visits", "wins", "mean", "spread", "decisive")
+    __slots__ = ("move", "by", "children", "untried", "visits", "wins", "mean", "spread", "proven")
 
-    def __init__(self, move: int, by: int, board: Board, win_cells: tuple) -> None:
+    def __init__(self, move: int, by: int, board: Board) -> None:
         self.move = move
-        self.by = by  # 0: X moved into this node, 1: O did
+        self.by = by
         self.children: list[_Node] = []
-        self.untried = board.moves()
         self.visits = 0
         self.wins = 0.0
-        self.mean = 0.0  # wins / visits, and 1 / sqrt(visits): kept up to date by the back-up, read by UCB1
+        self.mean = 0.0
         self.spread = 0.0
-        self.decisive = _decisive_move(board, win_cells) if self.untried else -1
+        self.proven = UNPROVEN
+        if board.result:  # the game is over: `by` won it or it is a tie
+            self.untried: list[int] = []
+            self._settle(0 if board.result == TIE else 1)
+        else:
+            self.untried = board.moves()
+            if winning_move(board) >= 0:  # the next player wins at once
+                self._settle(-1)
+
+    def _settle(self, proven: int) -> None:
+        """Record a proof (1 `by` wins, 0 a tie, -1 `by` loses) and the mean UCB1 reads from now on."""
+        self.proven = proven
+        self.mean = LOST if proven < 0 else 0.5 if proven == 0 else 1.0
 
 
-def _decisive_move(board: Board, win_cells: tuple) -> int:
-    """Return a move that wins the game at once for the player to move, or -1 if there is none."""
-    mine_masks, their_masks = (board.os, board.xs) if board.turn else (board.xs, board.os)
-    if board.ultimate:
-        held = board.o_boards if board.turn else board.x_boards
-        boards = [board.sent_to] if board.sent_to != ANY else [b for b in range(9) if not board.closed >> b & 1]
-        for b in boards:
-            if WINS[held | 1 << b]:
-                cells = win_cells[mine_masks[b] << 9 | their_masks[b]]
-                if cells:
-                    return 9 * b + (cells & -cells).bit_length() - 1
-        return -1
-    boards = [board.sent_to] if board.sent_to != ANY else [b for b in range(9) if not board.closed >> b & 1]
-    for b in boards:
-        cells = win_cells[mine_masks[b] << 9 | their_masks[b]]
+def winning_move(board: Board) -> int:
+    """Return a move (``9 * board + cell``) that wins the game at once for the player to move, or -1."""
+    if board.turn:
+        mine, theirs, held = board.os, board.xs, board.o_boards
+    else:
+        mine, theirs, held = board.xs, board.os, board.x_boards
+    allowed = FULL ^ board.closed if board.sent_to == ANY else 1 << board.sent_to
+    if board.ultimate:  # only a board that completes a line of boards wins the game
+        allowed &= COMPLETES[held]
+    for b in CELLS[allowed]:
+        cells = THREATS[mine[b]] & ~theirs[b]
         if cells:
-            return 9 * b + (cells & -cells).bit_length() - 1
+            return 9 * b + CELLS[cells][0]
     return -1
 
 
-def _playout(board: Board, random: Any, win_cells: tuple, completes: tuple) -> int:
-    """Play random moves on `board` (changed in place) to the end; return its result (X_WON, O_WON, TIE).
-
-    A mover who can win the game at once does (the playout ends there, won): random moves that
-    miss a win on the spot make a position's playouts say little about it.
-    """
+def playout(board: Board, random: Callable[[], float]) -> int:
+    """Play random moves on `board` (changed in place) until the game is decided; return the
+    result, ``X_WON``, ``O_WON`` or ``TIE``. A player who can win the game with one move is
+    counted as winning it then (decisive moves), without playing it out."""
     if board.result:
         return board.result
-    xs, os, closed = board.xs, board.os, board.closed
-    x_boards, o_boards, sent, turn, free = board.x_boards, board.o_boards, board.sent_to, board.turn, board.free
-    ultimate, wins, cells_of, moves_on = board.ultimate, WINS, CELLS_OF, MOVES_ON
+    xs, os = board.xs, board.os
+    closed, x_boards, o_boards = board.closed, board.x_boards, board.o_boards
+    sent, turn, free, ultimate = board.sent_to, board.turn, board.free, board.ultimate
+    wins, cells_of, threats, completes, moves_on = WINS, CELLS, THREATS, COMPLETES, MOVES_ON
     while True:
-        # a win at once? (ultimate: a cell that takes a board completing a line of boards held)
-        if ultimate:
-            near = completes[o_boards if turn else x_boards] & ~closed
-            if sent != ANY:
-                near &= 1 << sent
-            while near:
-                b = (near & -near).bit_length() - 1
-                if win_cells[(os[b] << 9 | xs[b]) if turn else (xs[b] << 9 | os[b])]:
-                    return O_WON if turn else X_WON
-                near &= near - 1
-        elif sent != ANY:
-            if win_cells[(os[sent] << 9 | xs[sent]) if turn else (xs[sent] << 9 | os[sent])]:
-                return O_WON if turn else X_WON
+        if turn:
+            mine, theirs, held = os, xs, o_boards
         else:
-            for b in range(9):
-                if not closed >> b & 1 and win_cells[(os[b] << 9 | xs[b]) if turn else (xs[b] << 9 | os[b])]:
-                    return O_WON if turn else X_WON
+            mine, theirs, held = xs, os, x_boards
+        allowed = FULL ^ closed if sent == ANY else 1 << sent
+        for b in cells_of[completes[held] & allowed if ultimate else allowed]:  # a win at once?
+            if threats[mine[b]] & ~theirs[b]:
+                return O_WON if turn else X_WON
         if sent == ANY:
             choices: list = []
-            for b in range(9):
-                if not closed >> b & 1:
-                    choices += moves_on[b][xs[b] | os[b]]
+            for b in cells_of[allowed]:
+                choices += moves_on[b][xs[b] | os[b]]
             b, c = divmod(choices[int(random() * len(choices))], 9)
         else:
             b = sent
-            cells = cells_of[xs[b] | os[b]]
+            cells = cells_of[FULL ^ (xs[b] | os[b])]
             c = cells[int(random() * len(cells))]
         bit = 1 << c
         free -= 1
@@ -126,24 +130,94 @@ def _playout(board: Board, random: Any, win_cells: tuple, completes: tuple) -> i
             mask = os[b] = os[b] | bit
         else:
             mask = xs[b] = xs[b] | bit
-        if wins[mask]:
+        if wins[mask]:  # (a win of the game was found above; this one wins a small board)
             if not ultimate:
                 return O_WON if turn else X_WON
             closed |= 1 << b
             if turn:
                 o_boards |= 1 << b
-                if wins[o_boards]:
-                    return O_WON
             else:
                 x_boards |= 1 << b
-                if wins[x_boards]:
-                    return X_WON
         elif xs[b] | os[b] == FULL:
             closed |= 1 << b
         if (closed == FULL) if ultimate else not free:
             return TIE
         sent = ANY if closed >> c & 1 else c
         turn ^= 1
+
+
+def _proven_result(node: _Node) -> int:
+    """Return the result a proven node stands for: ``X_WON``, ``O_WON`` or ``TIE``."""
+    if node.proven == 0:
+        return TIE
+    return X_WON if (node.by == 0) == (node.proven == 1) else O_WON
+
+
+def _descend(root: _Node, board: Board, random: Callable[[], float], exploration: float) -> tuple[list, int, bool]:
+    """One iteration's way down: select by UCB1, expand one untried move (chosen at random),
+    play out from it. Return the path, the result, and whether the new node is proven."""
+    log, sqrt = math.log, math.sqrt
+    node, path = root, [root]
+    while True:
+        if node.proven != UNPROVEN:  # a proven draw, selected: no playout needed
+            return path, _proven_result(node), False
+        untried = node.untried
+        if untried:  # expansion
+            k = int(random() * len(untried))
+            untried[k], untried[-1] = untried[-1], untried[k]
+            move = untried.pop()
+            by = board.turn
+            board.push(move)
+            child = _Node(move, by, board)
+            node.children.append(child)
+            path.append(child)
+            if child.proven != UNPROVEN:
+                return path, _proven_result(child), True
+            return path, playout(board, random), False
+        scale = exploration * sqrt(log(node.visits))
+        best, best_score = node, -math.inf
+        for child in node.children:  # UCB1: mean + exploration * sqrt(ln N / n)
+            score = child.mean + scale * child.spread
+            if score > best_score:
+                best, best_score = child, score
+        node = best
+        board.push(node.move)
+        path.append(node)
+
+
+def _back_up(path: list, result: int) -> None:
+    """Count the result in every node of the path, for the player who moved into each."""
+    sqrt = math.sqrt
+    x_won = result == X_WON
+    for node in path:
+        node.visits += 1
+        if result == TIE:
+            node.wins += 0.5
+        elif x_won == (node.by == 0):
+            node.wins += 1.0
+        if node.proven == UNPROVEN:
+            node.mean = node.wins / node.visits
+        node.spread = 1 / sqrt(node.visits)
+
+
+def _prove(path: list) -> None:
+    """The last node of `path` has just been proven: carry the proof up as far as it goes."""
+    for i in range(len(path) - 1, 0, -1):
+        node, parent = path[i], path[i - 1]
+        if parent.proven != UNPROVEN:
+            return
+        if node.proven == 1:  # the parent's mover has a winning move
+            parent._settle(-1)
+        elif not parent.untried and all(c.proven != UNPROVEN for c in parent.children):
+            parent._settle(-max(c.proven for c in parent.children))
+        else:
+            return
+
+
+def _choose(root: _Node) -> _Node:
+    """Return the root's child to play: a proven win, else the most visited child not proven
+    lost (the most visited of all when every move loses)."""
+    return max(root.children, key=lambda c: (c.proven != -1, c.proven == 1, c.visits))
 
 
 def mcts(
@@ -156,68 +230,34 @@ def mcts(
     exploration: float = math.sqrt(2),
 ) -> SearchResult:
     """Return the most visited move of Monte Carlo tree search (UCT) from `state`, a position of
-    nine-board or ultimate tic-tac-toe, as ``ttt.search.mcts`` does, faster.
+    nine-board or ultimate tic-tac-toe, as ``ttt.search.mcts`` does, faster and stronger.
 
-    It runs `iterations` times, or until `seconds` of CPU time have passed (at least once). A
-    move that wins the game at once is returned without searching. The value is the chosen
-    move's mean result for X, from -1 to 1 (1 for a win at once); `nodes` counts the iterations.
+    It runs `iterations` times, or until `seconds` of CPU time have passed (at least once), or
+    until the root is proven. A move that wins the game at once is returned without searching.
+    The move is ``(board, cell)``; the value is the chosen move's mean result for X, from -1 to
+    1 (exactly 1 or -1 when proven); `nodes` counts the simulations.
     """
     if seconds is None and iterations is None:
         raise ValueError("give mcts a budget: seconds=... or iterations=...")
     start = Board.of(game, state)
     if start.result:
         return SearchResult(game.utility(state), None, 0)
-    win_cells, completes = _tables()
-    root = _Node(-1, start.turn ^ 1, start, win_cells)
-    sign = 1 if start.turn == 0 else -1  # the root's mover's results, as X's
-    if root.decisive >= 0:
-        return SearchResult(sign, divmod(root.decisive, 9), 0)
-    random = rng.random
-    deadline = None if seconds is None else time.process_time() + seconds
-    log, sqrt = math.log, math.sqrt
+    sign = 1 if start.turn == 0 else -1  # the root's mover's values, as X's
+    win = winning_move(start)
+    if win >= 0:
+        return SearchResult(sign, divmod(win, 9), 0)
+    root = _Node(-1, start.turn ^ 1, start)
+    random, clock = rng.random, time.process_time
+    deadline = None if seconds is None else clock() + seconds
     done = 0
-    while (iterations is None or done < iterations) and (deadline is None or done == 0 or time.process_time() < deadline):
-        board = start.copy()
-        node, path = root, [root]
-        while True:  # selection: decisive moves first, then by UCB1 once every move has been tried
-            if node.decisive >= 0:
-                result = X_WON if board.turn == 0 else O_WON  # the mover here wins with it
-                break
-            if node.untried:  # expansion
-                untried = node.untried
-                k = int(random() * len(untried))
-                untried[k], untried[-1] = untried[-1], untried[k]
-                move = untried.pop()
-                by = board.turn
-                board.push(move)
-                child = _Node(move, by, board, win_cells)
-                node.children.append(child)
-                path.append(child)
-                result = _playout(board, random, win_cells, completes)
-                break
-            if not node.children:  # the game is over here
-                result = board.result
-                break
-            scale = exploration * sqrt(log(node.visits))
-            best, best_score = None, -1.0
-            for child in node.children:  # UCB1: mean + exploration * sqrt(ln N / n)
-                score = child.mean + scale * child.spread
-                if score > best_score:
-                    best, best_score = child, score
-            node = best
-            board.push(node.move)
-            path.append(node)
-        for n in path:  # back-propagation, scored for the player who moved into each node
-            n.visits += 1
-            if result == TIE:
-                n.wins += 0.5
-            elif (result == X_WON) == (n.by == 0):
-                n.wins += 1.0
-            n.mean = n.wins / n.visits
-            n.spread = 1 / sqrt(n.visits)
+    while root.proven == UNPROVEN and (iterations is None or done < iterations) and (
+        deadline is None or done == 0 or clock() < deadline
+    ):
+        path, result, proved = _descend(root, start.copy(), random, exploration)
+        _back_up(path, result)
+        if proved:
+            _prove(path)
         done += 1
-    if not root.children:
-        return SearchResult(0.0, divmod(root.untried[0], 9), done)
-    best = max(root.children, key=lambda child: child.visits)
-    mean = best.wins / best.visits  # for the root's mover
-    return SearchResult(sign * (2 * mean - 1), divmod(best.move, 9), done)
+    best = _choose(root)
+    value = best.proven if best.proven != UNPROVEN else 2 * best.wins / best.visits - 1
+    return SearchResult(sign * value, divmod(best.move, 9), done)
