@@ -59,9 +59,15 @@ def _local_ranks(mine: int, theirs: int) -> tuple:
     )
 
 
-LOCAL_RANKS = [None] * (1 << 18)  # mine << 9 | theirs -> each cell's own rank
-for _mine, _theirs in heuristics.PAIRS:
-    LOCAL_RANKS[_mine << 9 | _theirs] = _local_ranks(_mine, _theirs)
+def _local_rank_table() -> list:
+    """Return `_local_ranks` of every small board, indexed by ``mine << 9 | theirs``."""
+    table: list = [None] * (1 << 18)
+    for mine, theirs in heuristics.PAIRS:
+        table[mine << 9 | theirs] = _local_ranks(mine, theirs)
+    return table
+
+
+LOCAL_RANKS = _local_rank_table()  # mine << 9 | theirs -> each cell's own rank
 
 
 def zobrist(board: Board) -> int:
@@ -268,10 +274,8 @@ class Search:
         self.partial = None
         for move in moves:
             board.push(move)
-            try:
-                v = -self.value(depth - 1, -math.inf, -best, h ^ zob[move], 1)
-            finally:
-                board.pop()
+            v = -self.value(depth - 1, -math.inf, -best, h ^ zob[move], 1)
+            board.pop()
             if v > best:
                 best, best_move = v, move
             self.partial = (best, best_move)
@@ -351,7 +355,7 @@ def iterative_deepening(
         search.reached_limit = False
         try:
             value, move = search.root(moves, depth)
-        except _OutOfTime:
+        except _OutOfTime:  # (the board is left mid-line; it is this search's own copy)
             if search.partial is not None and search.partial[1] != result[1]:
                 result = (*search.partial, depth - 1)  # a move that beat the last best one at this depth
             break
