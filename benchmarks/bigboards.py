@@ -7,7 +7,9 @@ here the way the CSC 242 write-up did it (boards as lists copied for every succe
 recomputed at every leaf, no move ordering, no caching); and a match, alternating who moves
 first, of the `default` player at `--seconds` per move against `line-count` (depth 4); and the
 teaching search beside the fast engine (``ttt.engine.alphabeta``): nodes per CPU second, the
-depth each completes in 1 CPU second, and the ratio.
+depth each completes in 1 CPU second, and the ratio; and Monte Carlo tree search, the teaching
+``ttt.search.mcts`` beside the engine's ``ttt.engine.mcts``: simulations per CPU second from the
+opening and two mid-game positions, and the ratio.
 
     python benchmarks/bigboards.py [--games 100] [--seconds 1] [--game nine-board|ultimate|both]
                                    [--match-only | --no-match]
@@ -174,6 +176,32 @@ def engine_speed(name: str) -> None:
     print()
 
 
+def mcts_rate(search_fn, game, state, seconds: float) -> tuple[float, int]:
+    """Return (simulations per CPU second, simulations) of one search of about `seconds`."""
+    start = time.process_time()
+    result = search_fn(game, state, rng=random.Random(0), seconds=seconds)
+    return result.nodes / (time.process_time() - start), result.nodes
+
+
+def mcts_speed(name: str, seconds: float = 1.0) -> None:
+    """Print the simulations per CPU second of the teaching MCTS (``ttt.search.mcts``, timed by
+    the clock on the wall, counted here in CPU time) and of the engine's (``ttt.engine.mcts``,
+    decisive playouts and a solver, timed in CPU time), from the opening and after 14 and 24
+    moves of line-count against itself. The engine stops early where it proves the position."""
+    from ttt.engine import mcts as fast_mcts
+
+    game = get_game(name)
+    positions = {"opening": game.initial(), "14 moves": mid_game(game, 14), "24 moves": mid_game(game, 24)}
+    print(f"{name}: Monte Carlo tree search, teaching (ttt.search.mcts) against the engine (ttt.engine.mcts), "
+          f"{seconds:g} s each")
+    print(f"{'position':<12}{'teaching sims/s':>17}{'engine sims/s':>15}{'ratio':>7}{'engine sims':>13}")
+    for label, state in positions.items():
+        teaching, _ = mcts_rate(search.mcts, game, state, seconds)
+        fast, sims = mcts_rate(fast_mcts, game, state, seconds)
+        print(f"{label:<12}{teaching:>17,.0f}{fast:>15,.0f}{fast / teaching:>6.1f}x{sims:>13,}")
+    print()
+
+
 def depth4(name: str) -> None:
     game = get_game(name)
     state = game.initial()
@@ -231,6 +259,8 @@ def main(argv=None) -> None:
             speed(name)
         for name in names:
             engine_speed(name)
+        for name in names:
+            mcts_speed(name)
     if not args.no_match:
         for name in names:
             run_match(name, args.games, args.seconds, args.seed)
