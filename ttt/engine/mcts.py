@@ -13,7 +13,9 @@ the readable search:
   one move (a free cell that completes a line on a board that, in ultimate, completes a line
   of boards: `THREATS` and `COMPLETES` below), scored as that player's win. A random playout
   misses such wins about as often as it takes them; this costs nothing (the playouts get
-  shorter, so there are more of them).
+  shorter, so there are more of them). And a player sent to a small board it can win with one
+  move takes that cell half the time (`TAKE_BOARD`), as players do, instead of one time in as
+  many as there are free cells.
 - **MCTS-solver.** Results that are certain are proven and backed up as in Winands, Björnsson
   and Saito, "Monte-Carlo Tree Search Solver" (2008): a node where the game is over, or where
   the player to move can win at once, is proven for the player who moved into it (a win, a
@@ -21,6 +23,8 @@ the readable search:
   moved into it; a node whose children are all expanded and all proven takes the best of them.
   A child proven lost is never selected again (so the search stops handing the opponent wins),
   a proven draw counts as ½, and the search stops when the root is proven.
+- **Less exploration.** UCB1's constant is 0.6 unless given (the teaching search's is sqrt(2)):
+  with tens of thousands of simulations a move rather than millions, exploring less plays better.
 
 Results are scored for the player who moved into a node (1 a win, ½ a tie, 0 a loss), as in
 the teaching search. The time budget is CPU time (``time.process_time``), so a busy machine
@@ -46,6 +50,8 @@ THREATS = tuple(  # a player's cells on a small board -> the cells (free or not)
 COMPLETES = tuple(  # the boards a player holds -> the boards whose taking would make three boards in a row
     sum(1 << b for b in range(9) if not held >> b & 1 and WINS[held | 1 << b]) for held in range(512)
 )
+TAKE_BOARD = 0.5  # how often a playout takes a cell that wins the small board it is sent to
+EXPLORATION = 0.6  # UCB1's constant: below the teaching search's sqrt(2), as measured (see `mcts`)
 UNPROVEN = 2  # `_Node.proven` when nothing is proven; else 1, 0 or -1 for the player who moved into it
 LOST = -1e9  # a proven-lost child's mean: below any UCB1 score, so it is never selected
 
@@ -99,7 +105,8 @@ def winning_move(board: Board) -> int:
 def playout(board: Board, random: Callable[[], float]) -> int:
     """Play random moves on `board` (changed in place) until the game is decided; return the
     result, ``X_WON``, ``O_WON`` or ``TIE``. A player who can win the game with one move is
-    counted as winning it then (decisive moves), without playing it out."""
+    counted as winning it then (decisive moves), without playing it out; a player sent to a
+    small board it can win with one move takes it half the time (`TAKE_BOARD`)."""
     if board.result:
         return board.result
     xs, os = board.xs, board.os
@@ -122,7 +129,11 @@ def playout(board: Board, random: Callable[[], float]) -> int:
             b, c = divmod(choices[int(random() * len(choices))], 9)
         else:
             b = sent
-            cells = cells_of[FULL ^ (xs[b] | os[b])]
+            cells = threats[mine[b]] & ~theirs[b]  # cells that win this small board
+            if cells and random() < TAKE_BOARD:
+                cells = cells_of[cells]
+            else:
+                cells = cells_of[FULL ^ (xs[b] | os[b])]
             c = cells[int(random() * len(cells))]
         bit = 1 << c
         free -= 1
@@ -227,7 +238,7 @@ def mcts(
     rng: Any,
     seconds: Optional[float] = None,
     iterations: Optional[int] = None,
-    exploration: float = math.sqrt(2),
+    exploration: float = EXPLORATION,
 ) -> SearchResult:
     """Return the most visited move of Monte Carlo tree search (UCT) from `state`, a position of
     nine-board or ultimate tic-tac-toe, as ``ttt.search.mcts`` does, faster and stronger.
@@ -236,6 +247,11 @@ def mcts(
     until the root is proven. A move that wins the game at once is returned without searching.
     The move is ``(board, cell)``; the value is the chosen move's mean result for X, from -1 to
     1 (exactly 1 or -1 when proven); `nodes` counts the simulations.
+
+    `exploration` is 0.6 unless given, not the teaching search's sqrt(2): against OpenSpiel's
+    MCTSBot on ultimate (20 games each, 0.2 CPU seconds a move) this search scored 0.40 with
+    sqrt(2), 0.475 with 1.0 and 0.50 with 0.6; with few simulations a move, exploring less
+    pays (the difference is within the noise of 20 games).
     """
     if seconds is None and iterations is None:
         raise ValueError("give mcts a budget: seconds=... or iterations=...")
