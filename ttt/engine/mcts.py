@@ -250,9 +250,8 @@ def mcts(
 
     `exploration` is 0.6 unless given, not the teaching search's sqrt(2): against OpenSpiel's
     MCTSBot on ultimate (20 games each, 0.2 CPU seconds a move, playouts without `TAKE_BOARD`)
-    this search scored 0.40 with
-    sqrt(2), 0.475 with 1.0 and 0.50 with 0.6; with few simulations a move, exploring less
-    pays (the difference is within the noise of 20 games).
+    this search scored 0.40 with sqrt(2), 0.475 with 1.0 and 0.50 with 0.6; with few
+    simulations a move, exploring less pays (the difference is within the noise of 20 games).
     """
     if seconds is None and iterations is None:
         raise ValueError("give mcts a budget: seconds=... or iterations=...")
