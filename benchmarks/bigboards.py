@@ -188,7 +188,7 @@ def mcts_speed(name: str, seconds: float = 1.0) -> None:
     the clock on the wall, counted here in CPU time) and of the engine's (``ttt.engine.mcts``,
     decisive playouts and a solver, timed in CPU time), from the opening and after 14 and 24
     moves of line-count against itself. The engine stops early where it proves the position."""
-    from ttt.engine import mcts as fast_mcts
+    from ttt.engine.mcts import mcts as fast_mcts
 
     game = get_game(name)
     positions = {"opening": game.initial(), "14 moves": mid_game(game, 14), "24 moves": mid_game(game, 24)}

@@ -12,7 +12,7 @@ import random
 import pytest
 
 from ttt import agents
-from ttt.engine import mcts
+from ttt.engine.mcts import mcts
 from ttt.games import get_game
 
 GAMES = ("ultimate", "nine-board")

@@ -100,7 +100,7 @@ def mcts_player(game: Any, rng: random.Random, engine: str = "fast", *, seconds:
     searches with ``ttt.search.mcts``, the readable UCT, `seconds` of wall time. (`engine` is
     given by name, as for the default player.)
     """
-    from ttt.engine import mcts as fast_mcts  # imported when a player is made, not with ttt.agents
+    from ttt.engine.mcts import mcts as fast_mcts  # imported when a player is made, not with ttt.agents
 
     engines = ("fast", "teaching")
     if engine not in engines:

@@ -4,12 +4,8 @@
 plays and takes back moves in place without checking them, and tests wins by table look-up.
 On it, ``ttt.engine.alphabeta`` (iterative-deepening alpha-beta with the heuristics of
 ``ttt.engine.evaluate``) and ``ttt.engine.mcts`` (Monte Carlo tree search with decisive
-playouts and an MCTS-solver; `mcts`, exported here, takes the arguments of ``ttt.search.mcts``
+playouts and an MCTS-solver: ``ttt.engine.mcts.mcts`` takes the arguments of ``ttt.search.mcts``
 and returns its `SearchResult`) play the big boards' ``default`` and ``mcts`` players. Their
 time budgets are CPU seconds. The teaching search in ``ttt.search`` stays the one students
 read, step through and draw.
 """
-
-from ttt.engine.mcts import mcts
-
-__all__ = ["mcts"]
