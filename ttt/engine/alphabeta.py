@@ -33,8 +33,8 @@ import time
 from typing import Callable, Optional
 
 from ttt.engine import evaluate as heuristics
-from ttt.engine.board import ANY, FULL, TIE, WINS, Board
-from ttt.engine.evaluate import CELLS, COMPLETES, WIN_CELLS
+from ttt.engine.board import ANY, CELLS, COMPLETES, FULL, TIE, WINS, Board
+from ttt.engine.evaluate import WIN_CELLS
 from ttt.games.bigboard import WIN_VALUE, BigState
 from ttt.search import SearchResult
 

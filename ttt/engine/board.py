@@ -28,6 +28,10 @@ ANY = -1  # `sent_to` when the player to move may play on any open board
 MOVES_ON = tuple(  # board -> occupied mask -> the moves on its free cells, in order
     tuple(tuple(9 * b + c for c in range(9) if not occupied >> c & 1) for occupied in range(512)) for b in range(9)
 )
+CELLS = tuple(tuple(c for c in range(9) if m >> c & 1) for m in range(512))  # 9-bit mask -> its set bits, in order
+COMPLETES = tuple(  # the boards a player holds (mask) -> the boards whose taking would make three boards in a row
+    sum(1 << b for b in range(9) if not held >> b & 1 and WINS[held | 1 << b]) for held in range(512)
+)
 ULTIMATE, NINE_BOARD = "ultimate", "nine-board"
 ONGOING, X_WON, O_WON, TIE = 0, 1, 2, 3  # `result`
 

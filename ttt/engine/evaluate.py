@@ -18,11 +18,10 @@ player's chance of it under random filling (`RANDOM_X`, `RANDOM_O`).
 
 from __future__ import annotations
 
-from ttt.engine.board import ANY, FULL, LINE_MASKS, O_WON, TIE, WINS, X_WON, Board
+from ttt.engine.board import ANY, CELLS, COMPLETES, FULL, LINE_MASKS, O_WON, TIE, WINS, X_WON, Board
 from ttt.games.bigboard import WIN_VALUE
 
 NEAR_WIN = WIN_VALUE - 100  # decided by the next move, judged without searching it (as the games do)
-CELLS = tuple(tuple(c for c in range(9) if m >> c & 1) for m in range(512))  # mask -> its cells
 POPCOUNT = tuple(bin(m).count("1") for m in range(512))
 PAIRS = tuple((x, o) for x in range(512) for o in range(512) if not x & o)  # the 3**9 small boards
 
@@ -68,9 +67,6 @@ def _board_value(x: int, o: int) -> float:
 
 
 BOARD_VALUE = _table(_board_value, 0.0)  # x << 9 | o -> the board's value for X, -1 to 1
-COMPLETES = tuple(  # boards held (mask) -> the boards whose taking would make three in a row
-    sum(1 << b for b in range(9) if not held >> b & 1 and WINS[held | 1 << b]) for held in range(512)
-)
 LINE_WEIGHT, BOARD_WEIGHT, FREE_CHOICE = 60.0, 8.0, 3.0  # ttt.games.ultimate's weights
 
 

@@ -11,7 +11,7 @@ the readable search:
   ``1 / sqrt(visits)`` up to date, so UCB1 over its children is a multiply and an add each.
 - **Decisive playouts.** A playout ends as soon as the player to move can win the game with
   one move (a free cell that completes a line on a board that, in ultimate, completes a line
-  of boards: `THREATS` and `COMPLETES` below), scored as that player's win. A random playout
+  of boards: `THREATS` below, `ttt.engine.board.COMPLETES`), scored as that player's win. A random playout
   misses such wins about as often as it takes them; this costs nothing (the playouts get
   shorter, so there are more of them). And a player sent to a small board it can win with one
   move takes that cell half the time (`TAKE_BOARD`), as players do, instead of one time in as
@@ -39,16 +39,12 @@ import math
 import time
 from typing import Any, Callable, Optional
 
-from ttt.engine.board import ANY, FULL, MOVES_ON, O_WON, TIE, WINS, X_WON, Board
+from ttt.engine.board import ANY, CELLS, COMPLETES, FULL, MOVES_ON, O_WON, TIE, WINS, X_WON, Board
 from ttt.games.bigboard import BigState
 from ttt.search import SearchResult
 
-CELLS = tuple(tuple(c for c in range(9) if m >> c & 1) for m in range(512))  # 9-bit mask -> its set bits
 THREATS = tuple(  # a player's cells on a small board -> the cells (free or not) that would complete a line
     sum(1 << c for c in range(9) if not m >> c & 1 and WINS[m | 1 << c]) for m in range(512)
-)
-COMPLETES = tuple(  # the boards a player holds -> the boards whose taking would make three boards in a row
-    sum(1 << b for b in range(9) if not held >> b & 1 and WINS[held | 1 << b]) for held in range(512)
 )
 TAKE_BOARD = 0.5  # how often a playout takes a cell that wins the small board it is sent to
 EXPLORATION = 0.6  # UCB1's constant: below the teaching search's sqrt(2), as measured (see `mcts`)
