@@ -183,7 +183,7 @@ class _Search:
 
     def _check_time(self) -> None:
         if self.deadline is not None and self.nodes & 255 == 0 and time.perf_counter() > self.deadline:
-            raise _OutOfTime
+            raise OutOfTime
 
     def minimax(self, state: State, parent: Optional[int], move: Move, depth: int) -> tuple[float, Move]:
         """Return (value, best move) of `state` by plain minimax (AIMA Fig. 5.3)."""
@@ -259,8 +259,9 @@ class _Search:
         return value, move
 
 
-class _OutOfTime(Exception):
-    """Raised inside iterative deepening when the time budget is spent."""
+class OutOfTime(Exception):
+    """Raised inside a search when its time budget is spent (iterative deepening catches it and
+    keeps the last depth it finished: here, and in the fast engine's ``ttt.engine.alphabeta``)."""
 
 
 def minimax(game: Game, state: State, *, tracer: Optional[Tracer] = None) -> SearchResult:
@@ -334,7 +335,7 @@ def iterative_deepening(
         run = _Search(game, order=ordered, evaluate=evaluate, deadline=deadline if best else None)
         try:
             value, move = run.alphabeta(state, None, None, 0, -math.inf, math.inf, depth)
-        except _OutOfTime:
+        except OutOfTime:
             nodes += run.nodes
             cutoffs += run.cutoffs
             break

@@ -36,7 +36,7 @@ from ttt.engine import evaluate as heuristics
 from ttt.engine.board import ANY, CELLS, COMPLETES, FULL, TIE, WINS, Board
 from ttt.engine.evaluate import WIN_CELLS
 from ttt.games.bigboard import WIN_VALUE, BigState
-from ttt.search import SearchResult
+from ttt.search import OutOfTime, SearchResult
 
 Evaluate = Callable[[Board], float]  # a Board -> an estimate for X
 
@@ -79,10 +79,6 @@ def zobrist(board: Board) -> int:
         for c in CELLS[board.os[b]]:
             h ^= ZOBRIST[1][9 * b + c]
     return h
-
-
-class _OutOfTime(Exception):
-    """Raised inside the search when the CPU-time budget is spent."""
 
 
 class Search:
@@ -175,7 +171,7 @@ class Search:
         board = self.board
         self.nodes += 1
         if self.deadline is not None and not self.nodes & 1023 and time.process_time() > self.deadline:
-            raise _OutOfTime
+            raise OutOfTime
         if board.result:  # the last move ended the game: a tie, or the mover has lost
             return 0.0 if board.result == TIE else -float(WIN_VALUE + board.free)
         if depth <= 0:
@@ -355,7 +351,7 @@ def iterative_deepening(
         search.reached_limit = False
         try:
             value, move = search.root(moves, depth)
-        except _OutOfTime:  # (the board is left mid-line; it is this search's own copy)
+        except OutOfTime:  # (the board is left mid-line; it is this search's own copy)
             if search.partial is not None and search.partial[1] != result[1]:
                 result = (*search.partial, depth - 1)  # a move that beat the last best one at this depth
             break
