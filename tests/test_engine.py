@@ -6,6 +6,7 @@ import random
 
 import pytest
 
+from big_positions import random_game
 from ttt.engine.board import ANY, Board
 from ttt.games import get_game
 from ttt.games.bigboard import BigState
@@ -61,12 +62,7 @@ def test_a_board_made_from_a_state_in_mid_game_is_that_state(name):
     game = get_game(name)
     rng = random.Random(2)
     for _ in range(300):
-        state = game.initial()
-        for _ in range(rng.randrange(0, 40)):
-            legal = game.moves(state)
-            if not legal:
-                break
-            state = game.play(state, rng.choice(legal))
+        state = random_game(game, rng, 0, 40)
         board = Board.of(game, state)
         assert board.state() == state
         assert _moves(board) == list(game.moves(state))

@@ -16,6 +16,7 @@ from functools import lru_cache
 
 import pytest
 
+from big_positions import random_positions
 from ttt import agents, search
 from ttt.engine import alphabeta
 from ttt.engine import evaluate as heuristics
@@ -97,19 +98,7 @@ def random_positions(name: str, count: int, seed: int, *, ongoing: bool = False)
 
 def sampled_positions(name: str, count: int, seed: int) -> list[BigState]:
     """Return `count` ongoing positions, each from a random game stopped after a random number of moves."""
-    game = get_game(name)
-    rng = random.Random(seed)
-    found = []
-    while len(found) < count:
-        state = game.initial()
-        for _ in range(rng.randrange(0, 60)):
-            moves = game.moves(state)
-            if not moves:
-                break
-            state = game.play(state, rng.choice(moves))
-        if not game.is_terminal(state):
-            found.append(state)
-    return found
+    return random_positions(get_game(name), random.Random(seed), count)
 
 
 @pytest.mark.parametrize("name, on_board, on_state", PAIRS, ids=PAIR_IDS)

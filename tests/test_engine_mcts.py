@@ -11,40 +11,18 @@ import random
 
 import pytest
 
+from big_positions import X_TO_WIN_THE_GAME, random_positions
 from ttt import agents
 from ttt.engine.mcts import mcts
 from ttt.games import get_game
 
 GAMES = ("ultimate", "nine-board")
 
-X_TO_WIN_THE_GAME = """
-X X X | X X X | X X .
-O O . | O O . | O . .
-. . . | . . . | . . .
-------+-------+------
-. . . | . . . | . . .
-. . . | . . . | . . .
-. . . | . . . | . . .
-------+-------+------
-O . . | O . . | O . .
-. . . | . . . | . . .
-. . . | . . . | . . .
-"""  # ultimate: X, sent to board 2, wins boards 0-2 and the game with cell 2
 
 
 def _random_positions(game, rng: random.Random, count: int, *, keep=lambda game, state: True) -> list:
-    """Return `count` positions of seeded random games (not over) that `keep` accepts."""
-    found = []
-    while len(found) < count:
-        state = game.initial()
-        for _ in range(rng.randrange(4, 60)):
-            moves = game.moves(state)
-            if not moves:
-                break
-            state = game.play(state, rng.choice(moves))
-        if not game.is_terminal(state) and keep(game, state):
-            found.append(state)
-    return found
+    """Return `count` positions of seeded random games (not over, 4 to 59 moves in) that `keep` accepts."""
+    return random_positions(game, rng, count, fewest=4, keep=keep)
 
 
 def _wins_at_once(game, state, move) -> bool:

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from big_positions import X_TO_WIN_THE_GAME
 from ttt import InvalidActionError, InvalidBoardError, agents, search
 from ttt.games.bigboard import WIN_VALUE, BigState
 from ttt.games.ultimate import NEAR_WIN, Ultimate, big_board, board_value, evaluate
@@ -46,20 +47,6 @@ CENTRE_DEAD = """
 . . . | . . . | . . .
 """
 
-# X has claimed boards 0 and 1 and has two in a row on board 2 (top right); X to move there.
-X_TO_WIN_THE_GAME = """
-X X X | X X X | X X .
-O O . | O O . | O . .
-. . . | . . . | . . .
-------+-------+------
-. . . | . . . | . . .
-. . . | . . . | . . .
-. . . | . . . | . . .
-------+-------+------
-O . . | O . . | O . .
-. . . | . . . | . . .
-. . . | . . . | . . .
-"""
 
 WON_X, WON_O = "XXXOO....", "OOOXX...."  # a board won by X, by O
 DRAWN = ("XOXXOOOXX", "OXOOXXXOO")  # full without a line: 5 X 4 O, 4 X 5 O
