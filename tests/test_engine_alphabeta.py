@@ -16,7 +16,7 @@ from functools import lru_cache
 
 import pytest
 
-from big_positions import random_positions
+import big_positions
 from ttt import agents, search
 from ttt.engine import alphabeta
 from ttt.engine import evaluate as heuristics
@@ -98,7 +98,7 @@ def random_positions(name: str, count: int, seed: int, *, ongoing: bool = False)
 
 def sampled_positions(name: str, count: int, seed: int) -> list[BigState]:
     """Return `count` ongoing positions, each from a random game stopped after a random number of moves."""
-    return random_positions(get_game(name), random.Random(seed), count)
+    return big_positions.random_positions(get_game(name), random.Random(seed), count)
 
 
 @pytest.mark.parametrize("name, on_board, on_state", PAIRS, ids=PAIR_IDS)
