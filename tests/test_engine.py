@@ -44,7 +44,6 @@ def test_random_games_agree_with_the_rules_move_for_move(name):
 
 @pytest.mark.parametrize("name", GAMES)
 def test_pop_takes_back_every_move_exactly(name):
-    game = get_game(name)
     rng = random.Random(1)
     for _ in range(200):
         board = Board(name)

@@ -22,7 +22,7 @@ from ttt.engine import alphabeta
 from ttt.engine import evaluate as heuristics
 from ttt.engine.board import Board
 from ttt.games import get_game, nineboard, ultimate
-from ttt.games.bigboard import BOARD_SLICES, BigState, to_move, winning_cells
+from ttt.games.bigboard import BOARD_SLICES, BigState, to_move
 from ttt.games import classic
 from ttt.games.classic import LINES
 

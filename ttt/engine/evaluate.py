@@ -18,7 +18,9 @@ player's chance of it under random filling (`RANDOM_X`, `RANDOM_O`).
 
 from __future__ import annotations
 
-from ttt.engine.board import ANY, CELLS, COMPLETES, FULL, LINE_MASKS, O_WON, TIE, WINS, X_WON, Board
+from typing import Optional
+
+from ttt.engine.board import ANY, CELLS, COMPLETES, FULL, LINE_MASKS, O_WON, WINS, X_WON, Board
 from ttt.games.bigboard import WIN_VALUE
 
 NEAR_WIN = WIN_VALUE - 100  # decided by the next move, judged without searching it (as the games do)
@@ -95,16 +97,29 @@ def game_ultimate(board: Board) -> float:
     each board's own value weighted by the lines through it; 3 for a free choice of board;
     ±``NEAR_WIN`` when the mover wins the game by winning a board it may play on.
     """
-    if board.result:
-        return outcome(board)
-    if _wins_a_line_now(board):
-        return -NEAR_WIN if board.turn else NEAR_WIN
-    xs, os = board.xs, board.os
-    keys = [x << 9 | o for x, o in zip(xs, os)]
+    decided = _decided_ultimate(board)
+    if decided is not None:
+        return decided
+    keys = _keys(board)
     score = _ultimate_score([X_CHANCE[k] for k in keys], [O_CHANCE[k] for k in keys])
     if board.sent_to == ANY:
         score += -FREE_CHOICE if board.turn else FREE_CHOICE
     return max(-NEAR_WIN + 1, min(NEAR_WIN - 1, score))
+
+
+def _decided_ultimate(board: Board) -> Optional[float]:
+    """Return the value for X of an ultimate position its heuristics need not estimate: the game
+    is over (`outcome`), or the mover wins it with one move (±``NEAR_WIN``); else None."""
+    if board.result:
+        return outcome(board)
+    if _wins_a_line_now(board):
+        return -NEAR_WIN if board.turn else NEAR_WIN
+    return None
+
+
+def _keys(board: Board) -> list[int]:
+    """Return each small board's key in the tables: X's mask << 9 | O's mask."""
+    return [x << 9 | o for x, o in zip(board.xs, board.os)]
 
 
 def _wins_a_line_now(board: Board) -> bool:
@@ -222,12 +237,10 @@ def ultimate(board: Board) -> float:
     sides), the engine's search scored 0.625 with the game's heuristic and the board it is sent
     to counted nearly won when the mover has a winning cell there, and 0.725 with this one.
     """
-    if board.result:
-        return outcome(board)
-    if _wins_a_line_now(board):
-        return -NEAR_WIN if board.turn else NEAR_WIN
-    xs, os = board.xs, board.os
-    keys = [x << 9 | o for x, o in zip(xs, os)]
+    decided = _decided_ultimate(board)
+    if decided is not None:
+        return decided
+    keys = _keys(board)
     x, o = [RANDOM_X[k] for k in keys], [RANDOM_O[k] for k in keys]
     b = board.sent_to
     if b != ANY:
