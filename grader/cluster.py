@@ -7,10 +7,10 @@ run's snapshot of the lessons and a gradebook holding the lessons and no student
 it to the cluster as one task, which Dask keeps on the workers and
 recomputes if it is lost. Each unit (one student's submission of one lesson) is one more
 task, ``grade_remote``: it carries the submission's files as bytes, and a worker grades it
-with ``grader.autograde``'s own worker code (``setup_worker``, ``grade_unit``) in a copy of the
+with the grading worker's own code (``grader.worker``: ``setup_worker``, ``grade_unit``) in a copy of the
 course unpacked from the bundle, exactly as a local worker does, and returns the autograded
 notebooks as bytes, with the grades and problems. The instructor's machine stays the one
-writer: ``grader.autograde.commit`` records each result in the gradebook, as for a local run,
+writer: ``grader.gradebook.commit`` records each result in the gradebook, as for a local run,
 so reruns skip what is graded and unchanged.
 
 A worker lost mid-task costs a retry: Dask's scheduler gives the task to another worker, and
@@ -35,8 +35,8 @@ import threading
 import zipfile
 from pathlib import Path
 
-from grader.autograde import Outcome, commit, copy_database
-from grader.nbconfig import STATE
+from grader.gradebook import Outcome, commit, copy_database
+from grader.layout import run_folder, work_folder
 
 INSTALL = "pip install 'ttt[cluster]'"
 WAIT_FOR_WORKERS = 120  # seconds a run waits for the cluster's first worker
@@ -81,7 +81,7 @@ def course_bundle(course: Path, coursedir) -> bytes:
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as bundle, tempfile.TemporaryDirectory() as scratch:
         if (root / "nbgrader_config.py").is_file():
             bundle.write(root / "nbgrader_config.py", "nbgrader_config.py")
-        for path in sorted((root / STATE / "run").rglob("*")):
+        for path in sorted(run_folder(root).rglob("*")):
             if path.is_file():
                 bundle.write(path, str(path.relative_to(root)))
         slim_gradebook(Path(coursedir.db_url.removeprefix("sqlite:///")), Path(scratch) / "gradebook.db")
@@ -159,7 +159,7 @@ def run_on_cluster(address, course: Path, coursedir, todo: list[tuple[str, str]]
     distributed = _distributed()
     from distributed.scheduler import KilledWorker
 
-    landing = Path(course) / STATE / "work" / "cluster"  # results wait here to be committed
+    landing = work_folder(course) / "cluster"  # results wait here to be committed
     client = connect(address)
     outcomes: list[Outcome] = []
     units = {}  # future -> (student, lesson)
@@ -224,7 +224,7 @@ def run_on_cluster(address, course: Path, coursedir, todo: list[tuple[str, str]]
 
 _LOCK = threading.Lock()  # one unit at a time per process: the grading worker's state is global
 _COURSES: dict[str, Path] = {}  # bundle digest -> its course folder here, the latest last
-_READY: list = [None]  # what setup_worker was last run for
+_ready_for = None  # what setup_worker was last run for in this process
 
 
 def _course_from(bundle: bytes) -> Path:
@@ -254,11 +254,12 @@ def grade_remote(bundle: bytes, student: str, lesson: str, files: dict[str, byte
     ``autograde`` does, unless ``sandbox`` is False); returns grade_unit's result with the autograded folder's files as
     bytes under ``notebooks`` instead of its path."""
     from grader import execute
-    from grader.autograde import RUN_ENV, coursedir_of, grade_unit, setup_worker
     from grader.execute import SafeExecute
-    from grader.kernel import KERNELS_ENV, READ_ONLY_ENV, use_kernelspecs, write_kernelspec
+    from grader.layout import coursedir_of
     from grader.nbconfig import grading_config
+    from grader.worker import grade_unit, grading_environment, setup_worker
 
+    global _ready_for
     with _LOCK:
         course = _course_from(bundle)
         config = grading_config(course, timeout=timeout, memory_mb=memory_mb, notebook_timeout=notebook_timeout)
@@ -268,19 +269,17 @@ def grade_remote(bundle: bytes, student: str, lesson: str, files: dict[str, byte
             why = available()
             if why is not None:
                 raise SandboxUnavailable(f"this Dask worker cannot grade in a sandbox: {why}")
-        if _READY[0] != (course, timeout, memory_mb, notebook_timeout, sandbox):
-            execute._stop_spares()  # a spare kernel started for another run has that run's settings
+        if _ready_for != (course, timeout, memory_mb, notebook_timeout, sandbox):
+            execute.stop_spares()  # a spare kernel started for another run has that run's settings
             # as autograde() sets up a local run: kernels in private folders, the course read-only
             # short: the kernels' unix sockets live in there (a socket's path has room for 107 bytes)
             scratch = Path(tempfile.gettempdir()) / f"ttt-grader-kernels-{os.getpid()}"
             scratch.mkdir(exist_ok=True)
             scratch.chmod(0o711)  # a sandbox's folders inside are bound from here
-            os.environ.update({KERNELS_ENV: str(scratch), READ_ONLY_ENV: str(course), RUN_ENV: course.parent.name,
-                               "JUPYTER_RUNTIME_DIR": str(scratch / "runtime")})
-            use_kernelspecs(write_kernelspec(course / STATE / "jupyter", memory_mb=SafeExecute(config=config).memory_mb,
-                                             sandboxed=sandbox))
+            grading_environment(course, scratch=scratch, run=course.parent.name, sandbox=sandbox,
+                                memory_mb=SafeExecute(config=config).memory_mb)
             setup_worker(str(course), timeout, memory_mb, notebook_timeout, sandbox)
-            _READY[0] = (course, timeout, memory_mb, notebook_timeout, sandbox)
+            _ready_for = (course, timeout, memory_mb, notebook_timeout, sandbox)
         coursedir = coursedir_of(course, config)
         submitted = Path(coursedir.format_path(coursedir.submitted_directory, student, lesson))
         _write_files(submitted, files)
@@ -300,7 +299,7 @@ def _finish() -> None:
     from grader import execute
 
     with _LOCK:
-        execute._stop_spares()
+        execute.stop_spares()
 
 
 # -- a cluster on this machine ------------------------------------------------------------------
@@ -313,7 +312,7 @@ class LoopbackCluster:
     Every process it starts, and every process those start (grading kernels included), carries
     a mark in its environment, so ``stop`` ends them all. Logs go to ``folder``."""
 
-    MARK = "TTT_GRADER_LOOPBACK_CLUSTER"  # a TTT_GRADER_ variable: grader.autograde.stop_processes sees it
+    MARK = "TTT_GRADER_LOOPBACK_CLUSTER"  # a TTT_GRADER_ variable: grader.processes.stop_processes sees it
 
     def __init__(self, workers: int, folder: Path):
         import socket
@@ -353,7 +352,7 @@ class LoopbackCluster:
         import signal
         import subprocess
 
-        from grader.autograde import stop_processes
+        from grader.processes import stop_processes
 
         for process in reversed(self.processes):  # workers first: they leave the scheduler cleanly
             try:

@@ -48,8 +48,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path, PurePosixPath
 
-from grader.autograde import coursedir_of, lesson_notebooks
-from grader.nbconfig import STATE
+from grader.layout import STATE, coursedir_of, lesson_notebooks
 
 SKIP = ("__MACOSX", ".ipynb_checkpoints", ".DS_Store")
 MAX_MEMBER_BYTES = 128 * 2**20  # one member extracted, or one notebook read (a lesson's solved notebook is well under 1 MB)

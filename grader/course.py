@@ -13,6 +13,9 @@ import shutil
 from pathlib import Path
 from typing import Iterable, Optional
 
+from traitlets import Bool
+from traitlets.config import Config, Configurable
+
 COURSE_ID = "ttt"
 CELL_TIMEOUT = 120  # CPU seconds per cell: far above what the slowest honest check uses
 NOTEBOOK_TIMEOUT = 600  # CPU seconds a whole notebook's cells may use
@@ -40,6 +43,29 @@ c.SafeExecute.notebook_timeout = {notebook_timeout}
 # the lessons released after the change.
 c.SelfCheck.enabled = True
 '''
+
+
+class SelfCheck(Configurable):
+    """The course's switch for the students' self-check (``ttt-grader check LESSON.ipynb`` and
+    the Validate button): in the course's ``nbgrader_config.py``, ``c.SelfCheck.enabled = False``."""
+
+    enabled = Bool(True, help="Whether students may run the hidden checks on their own notebooks before "
+                              "grading (ttt-grader check, nbgrader's Validate button)").tag(config=True)
+
+
+def enabled_in(config) -> bool:
+    """Whether a Config allows the self-check (``SelfCheck.enabled``, True unless set False)."""
+    return bool(SelfCheck(config=config).enabled)
+
+
+def course_config(course: Path) -> Config:
+    """Returns the course's ``nbgrader_config.py`` as a Config (empty if there is none)."""
+    from traitlets.config.loader import PyFileConfigLoader
+
+    path = Path(course) / "nbgrader_config.py"
+    if not path.exists():
+        return Config()
+    return PyFileConfigLoader(path.name, path=str(path.parent)).load_config()
 
 
 def notebooks_dir() -> Path:
@@ -86,4 +112,4 @@ def make_course(course_dir: str | Path, *, lessons: Optional[Iterable[str]] = No
     return root
 
 
-__all__ = ["CELL_TIMEOUT", "NOTEBOOK_TIMEOUT", "COURSE_ID", "NOTEBOOKS", "lesson_names", "lesson_path", "make_course", "notebooks_dir"]
+__all__ = ["SelfCheck", "course_config", "enabled_in", "CELL_TIMEOUT", "NOTEBOOK_TIMEOUT", "COURSE_ID", "NOTEBOOKS", "lesson_names", "lesson_path", "make_course", "notebooks_dir"]

@@ -5,8 +5,9 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
-from grader.autograde import (chosen_lessons, chosen_students, coursedir_of, failed_units, lesson_notebooks, released,
-                              submitted_units)
+from grader.gradebook import failed_units
+from grader.layout import (chosen_lessons, chosen_students, coursedir_of, graded_folder, lesson_notebooks, released,
+                           submitted_units)
 from grader.nbconfig import grading_config
 
 
@@ -157,10 +158,8 @@ def suspicious(course: Path, student: str) -> str:
     as ``lesson: what; ...``, the first line of each (empty if nothing)."""
     import json
 
-    from grader.nbconfig import STATE
-
     found = []
-    for marker in sorted((Path(course) / STATE / "graded" / student).glob("*.json")):
+    for marker in sorted((graded_folder(course) / student).glob("*.json")):
         try:
             notes = json.loads(marker.read_text()).get("suspicious") or []
         except ValueError:

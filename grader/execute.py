@@ -44,13 +44,13 @@ from nbclient.exceptions import DeadKernelError
 from nbclient.util import ensure_async, run_sync
 from nbformat import v4
 from nbgrader.preprocessors import Execute
-from nbgrader.utils import is_grade, is_solution
+from nbgrader.utils import is_grade
 from traitlets import Bool, Integer, List, Unicode
 
+from grader.cells import is_test_cell
 from grader.kernel import APART_ENV, DEFAULT_MEMORY_MB, KERNEL_NAME
 
 _SPARES: dict[str, AsyncKernelManager] = {}  # kernel name -> a started kernel nobody uses yet
-MORE_TO_COME = [True]  # set to [False] by a worker before its last notebook: no spare then
 
 
 def error_output(ename: str, evalue: str):
@@ -84,7 +84,8 @@ def notebook_limit_message(seconds: float, *, ran: bool) -> str:
             + ("stopped." if ran else "not run."))
 
 
-def _stop_spares() -> None:
+def stop_spares() -> None:
+    """Shuts down the spare kernels this process started ahead (its grading is over)."""
     for name in list(_SPARES):
         km = _SPARES.pop(name)
         try:
@@ -93,7 +94,12 @@ def _stop_spares() -> None:
             pass
 
 
-atexit.register(_stop_spares)
+def spare_pids() -> set[str]:
+    """The process ids of the spare kernels this process keeps ahead, as text."""
+    return {str(km.provisioner.pid) for km in _SPARES.values() if getattr(km, "provisioner", None)}
+
+
+atexit.register(stop_spares)
 
 
 class SafeExecute(Execute):
@@ -109,6 +115,8 @@ class SafeExecute(Execute):
     startup_timeout = Integer(300, help="Seconds a kernel may take to start: on a busy machine it can take minutes, "
                               "which is never the submission's fault.").tag(config=True)
     spare_kernel = Bool(True, help="Start the next notebook's kernel while this one runs (not in a sandbox).").tag(config=True)
+    more_to_come = Bool(True, help="Whether another notebook follows in this process: a spare kernel is started "
+                        "only then (a grading worker sets it False for its last unit).").tag(config=True)
     shutdown_kernel = Unicode("immediate", help="How to stop a kernel after its notebook: it is thrown away, so at once.").tag(config=True)
     memory_mb = Integer(DEFAULT_MEMORY_MB, help="Memory cap of the grading kernel (MB).").tag(config=True)
     notebook_timeout = Integer(0, help="CPU seconds a whole notebook's cells may use; 0: no limit.").tag(config=True)
@@ -138,7 +146,7 @@ class SafeExecute(Execute):
             (i for i, c in enumerate(nb.cells) if c.cell_type == "code" and is_grade(c)), default=-1)
         try:
             with self.setup_kernel(**self._launch()):
-                if self.spare_kernel and not self.sandboxed and MORE_TO_COME[0]:
+                if self.spare_kernel and not self.sandboxed and self.more_to_come:
                     self._start_spare()
                 reply = self.wait_for_reply(self.kc.kernel_info())
                 self.nb.metadata["language_info"] = reply["content"]["language_info"]
@@ -165,7 +173,7 @@ class SafeExecute(Execute):
         stopped = ""
         source = cell.source
         try:
-            if self.checks_apart and is_grade(cell) and not is_solution(cell):
+            if self.checks_apart and is_test_cell(cell):
                 cell.source = self._without_hidden_tests(cell)  # they run in the re-check: the kernel never sees them
             with self._watched(limit) as watch:
                 cell = self.execute_cell(cell, index, store_history=True)
@@ -197,7 +205,7 @@ class SafeExecute(Execute):
                 " It did not stop when interrupted: a fresh kernel ran the cells above again for the rest." if killed else "")))
             if killed:
                 self._recover("a cell was stopped again")
-        elif not (is_grade(cell) and not is_solution(cell)):
+        elif not is_test_cell(cell):
             self._done.append(index)  # run again after a restart (test cells only check: not them)
         return cell, resources
 

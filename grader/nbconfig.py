@@ -12,18 +12,8 @@ import sys
 from pathlib import Path
 
 from traitlets.config import Config
-from traitlets.config.loader import PyFileConfigLoader
 
-STATE = ".ttt-grader"  # the grader's own files inside the course directory
-
-
-def course_config(course: Path) -> Config:
-    """Returns the course's ``nbgrader_config.py`` as a Config (empty if there is none)."""
-    path = Path(course) / "nbgrader_config.py"
-    if not path.exists():
-        return Config()
-    return PyFileConfigLoader(path.name, path=str(path.parent)).load_config()
-
+from grader.course import course_config
 
 def _tools_on_path() -> None:
     """Puts this Python's scripts folder on PATH: nbgrader runs ``alembic`` from there when it
@@ -43,7 +33,7 @@ def grading_config(course: Path, *, timeout: int | None = None, memory_mb: int |
                                         OverwriteCells, OverwriteKernelspec, SaveAutoGrades)
 
     from grader.execute import SafeExecute
-    from grader.preprocessors import (ForgetDuplicateIds, HideTestCode, LabelTests, RestoreStudentText, SafeFeedback,
+    from grader.preprocessors import (ForgetDuplicateIds, HideTestCode, LabelTests, Recheck, RestoreStudentText, SafeFeedback,
                                       ShieldStudentText, StderrAsStdout, WrapLongLines)
 
     _tools_on_path()
@@ -52,7 +42,7 @@ def grading_config(course: Path, *, timeout: int | None = None, memory_mb: int |
     config.Autograde.sanitize_preprocessors = [
         ClearOutput, DeduplicateIds, ForgetDuplicateIds, OverwriteKernelspec, OverwriteCells, CheckCellMetadata]
     config.Autograde.autograde_preprocessors = [
-        SafeExecute, StderrAsStdout, IgnorePattern, ClearMetadataPreprocessor, LimitOutput, SaveAutoGrades,
+        SafeExecute, StderrAsStdout, IgnorePattern, ClearMetadataPreprocessor, LimitOutput, Recheck, SaveAutoGrades,
         AssignLatePenalties, CheckCellMetadata]
     config.OverwriteCells.add_missing_cells = True
     from nbgrader.converters import GenerateAssignment

@@ -41,6 +41,10 @@ the student wrote it.
 each released lesson's metadata (``ttt.self_check``: False when the course's
 ``SelfCheck.enabled`` is False, ``grader.selfcheck``), so the students' copies carry it.
 
+``Recheck``, run in the autograde pipeline just before nbgrader's ``SaveAutoGrades``, runs each
+test cell again apart from the notebook (``grader.recheck``) and writes its verdict into the cell's
+outputs, so nbgrader scores the cell once, on the verdict.
+
 ``WrapLongLines``, run after nbconvert's ``CSSHTMLHeaderPreprocessor`` in ``GenerateFeedback``,
 adds one style to the feedback page: a long line of output wraps inside the page instead of
 running off its right edge.
@@ -50,12 +54,15 @@ from __future__ import annotations
 
 import html
 import re
+from pathlib import Path
 
 from nbconvert.preprocessors.sanitize import SanitizeHTML
 from nbformat.v4 import new_output
 from nbgrader.preprocessors import ClearHiddenTests, NbGraderPreprocessor
-from nbgrader.utils import is_grade, is_solution
-from traitlets import Bool, Unicode
+from traitlets import Bool, Float, Integer, Unicode
+
+from grader.cells import is_test_cell
+from grader.course import enabled_in
 
 
 class HideTestCode(NbGraderPreprocessor):
@@ -64,7 +71,7 @@ class HideTestCode(NbGraderPreprocessor):
     def preprocess_cell(self, cell, resources, cell_index):
         """Returns the cell, its tracebacks cut to the error's name and message if it has hidden tests."""
         hidden = ClearHiddenTests(config=self.config).begin_test_delimeter in cell.source
-        if cell.cell_type == "code" and is_grade(cell) and not is_solution(cell) and hidden:
+        if is_test_cell(cell) and hidden:
             for output in cell.get("outputs", []):
                 if output.output_type == "error":
                     output.traceback = [f"{output.ename}: {output.evalue}"]
@@ -86,7 +93,7 @@ class LabelTests(NbGraderPreprocessor):
 
     def preprocess_cell(self, cell, resources, cell_index):
         """Returns the cell with a heading output first, and an error after passing visible tests labelled as hidden."""
-        name = graded_function(cell) if cell.cell_type == "code" and is_grade(cell) and not is_solution(cell) else None
+        name = graded_function(cell) if is_test_cell(cell) else None
         if name is None:
             return cell, resources
         points = cell.metadata.nbgrader.get("points", 0)
@@ -118,7 +125,7 @@ def name_test_links(page: str, notebook) -> str:
     `notebook` (the lesson's source) says which function each cell, by its grade id, grades.
     """
     for cell in notebook.cells:
-        name = graded_function(cell) if cell.cell_type == "code" and is_grade(cell) and not is_solution(cell) else None
+        name = graded_function(cell) if is_test_cell(cell) else None
         if name is not None:
             grade_id = cell.metadata.nbgrader.grade_id
             page = page.replace(f'<a href="#{grade_id}">Test cell</a>', f'<a href="#{grade_id}">Tests of {html.escape(name)}</a>')
@@ -128,16 +135,12 @@ def name_test_links(page: str, notebook) -> str:
 _SET_ASIDE = "ttt_grader_student_text"  # the cell metadata key that holds a student's text while hidden tests are cleared
 
 
-def _is_test_cell(cell) -> bool:
-    return cell.cell_type == "code" and is_grade(cell) and not is_solution(cell)
-
-
 class ShieldStudentText(NbGraderPreprocessor):
     """Sets aside the text of every cell that is not a test cell, so that ClearHiddenTests does not read it."""
 
     def preprocess_cell(self, cell, resources, cell_index):
         """Returns the cell, its text held in its metadata and left empty, unless it is a test cell."""
-        if not _is_test_cell(cell):
+        if not is_test_cell(cell):
             cell.metadata[_SET_ASIDE] = cell.source
             cell.source = ""
         return cell, resources
@@ -195,8 +198,6 @@ class MarkSelfCheck(NbGraderPreprocessor):
     """A lesson released from a course whose ``SelfCheck.enabled`` is False says so in its metadata."""
 
     def preprocess(self, nb, resources):
-        from grader.selfcheck import enabled_in
-
         own = nb.metadata.setdefault("ttt", {})
         own.pop("self_check", None)
         if not enabled_in(self.config):
@@ -204,3 +205,83 @@ class MarkSelfCheck(NbGraderPreprocessor):
         if not own:
             del nb.metadata["ttt"]
         return nb, resources
+
+
+RECHECK_REPORT = "ttt_grader_recheck"  # the notebook metadata key the re-check leaves its report under
+
+
+class Recheck(NbGraderPreprocessor):
+    """The re-check as a step of nbgrader's autograde pipeline, after the notebook has run and
+    before ``SaveAutoGrades`` scores it: each test cell's verdict is written into its outputs (a
+    failed verdict as an error output, so nbgrader scores the cell zero), and nbgrader scores once.
+
+    The re-check can only take marks away: a cell that failed in the kernel (a notebook stopped
+    at its limit, say) keeps its outputs, and so its zero, whatever the definitions alone would
+    earn. What it finds for the instructor (suspicious code, a test cell out of CPU time, a sandbox
+    that could not start, a failure of the grader's own) is left in the notebook's metadata under
+    ``RECHECK_REPORT``, which ``grader.worker`` reads and removes."""
+
+    lessons = Unicode("", help="The folder of the lessons as the grader holds them (LESSON/NOTEBOOK.ipynb): "
+                      "the test cells and the lesson's own cells come from there. Empty: no re-check.").tag(config=True)
+    timeout = Float(120.0, help="CPU seconds each test cell may use, spent by the submission's functions.").tag(config=True)
+    memory_mb = Integer(0, help="Memory cap of the submission's student server (MB); 0: the sandbox's default.").tag(config=True)
+    sandboxed = Bool(True, help="Start the submission's student server in a sandbox (grader.sandbox).").tag(config=True)
+
+    def preprocess(self, nb, resources):
+        """Re-checks the notebook's test cells; returns (nb, resources)."""
+        ids = resources.get("nbgrader", {})
+        lesson = Path(self.lessons) / ids.get("assignment", "") / f"{ids.get('notebook', '')}.ipynb"
+        cells = [c for c in nb.cells if is_test_cell(c)]
+        if not self.lessons or not cells or not lesson.is_file():
+            return nb, resources
+        from grader.recheck import NO_VERDICT, code_cells, judge, plain_cells, student_launcher
+        from grader.remote import SandboxNotStarted
+
+        report = {"problems": [], "suspicious": [], "unserved": "", "failed": ""}
+        launcher = student_launcher(memory_mb=self.memory_mb or None) if self.sandboxed else None
+        try:
+            verdicts, notes = judge(plain_cells(nb.cells), code_cells(lesson), timeout=self.timeout,
+                                    launcher=launcher, folder=Path(resources["metadata"]["path"]))
+        except (SandboxNotStarted, OSError) as error:  # the machine's trouble: graded again, never failed
+            report["unserved"] = f"the sandbox could not start: {error}"
+        except BaseException as error:  # noqa: BLE001  (the grader's own trouble: the unit fails, as plain text)
+            if isinstance(error, (KeyboardInterrupt, SystemExit)) and not hasattr(error, "remote_type"):
+                raise
+            report["failed"] = f"{type(error).__name__}: {str(error)[:300]}"
+        else:
+            report["suspicious"] = notes
+            for cell in cells:
+                self._judged(cell, verdicts.get(cell.metadata["nbgrader"]["grade_id"], NO_VERDICT), report)
+        nb.metadata[RECHECK_REPORT] = report
+        return nb, resources
+
+    def _judged(self, cell, verdict, report: dict) -> None:
+        """Writes a test cell's verdict (``grader.recheck.Verdict``) into its outputs, and what it
+        means into the report."""
+        from grader.recheck import OUT_OF_TIME
+
+        grade_id = cell.metadata["nbgrader"]["grade_id"]
+        kernel_passed = not any(o.output_type == "error" for o in cell.outputs)
+        if kernel_passed and (verdict.output or verdict.ename):
+            _replace_outputs(cell, verdict)
+        if verdict.ename == OUT_OF_TIME:
+            report["problems"].append(f"test cell {grade_id} timed out: it used more than its {self.timeout:g} s of CPU time")
+        # the hidden checks run here only (the kernel never sees them): their failure is no sign of cheating
+        if not verdict.passed and kernel_passed and not verdict.hidden and verdict.ename != OUT_OF_TIME:
+            report["suspicious"].append(f"cell {grade_id} passed in the notebook but fails when re-checked apart: {verdict.message}")
+            _note(cell, verdict.message)
+
+
+def _replace_outputs(cell, verdict) -> None:
+    """Gives a test cell the kernel passed the re-check's output: what the checks left to it found."""
+    from grader.execute import error_output
+
+    cell.outputs = [new_output("stream", name="stdout", text=verdict.output)] if verdict.output else []
+    if not verdict.passed and verdict.ename:
+        cell.outputs.append(error_output(verdict.ename, verdict.evalue))
+
+
+def _note(cell, message: str) -> None:
+    """Adds the re-check's message to a test cell's outputs, so the feedback says why it scored zero."""
+    cell.outputs.append(new_output("stream", name="stderr", text=(
+        f"Re-checked apart from the rest of the notebook, this test fails, so it scores zero:\n{message}\n")))

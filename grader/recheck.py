@@ -3,8 +3,9 @@ submission's functions in its sandbox.
 
 nbgrader runs a submission's cells and its tests in one kernel, so code in the submission can bend
 the tests (replace ``grader.checks``' functions, return a ``str`` whose ``__eq__`` is always True,
-swallow every later cell). After nbgrader has run a notebook, ``recheck`` runs each test cell again
-with the roles split by what each process can reach:
+swallow every later cell). After the notebook has run, and before nbgrader scores it, the re-check
+(``grader.preprocessors.Recheck``, a step of nbgrader's autograde pipeline) runs each test cell
+again with the roles split by what each process can reach:
 
 - the submission's *definitions* (functions, classes, imports and assignments of every code cell,
   ``grader.remote``) are loaded into a student server inside the unit's sandbox
@@ -19,8 +20,8 @@ with the roles split by what each process can reach:
   counts calls to them, the sandbox calls back here for each one, so the calls counted are calls
   the grader saw.
 
-The grade of a test cell is its re-check's verdict (full points or none), and the re-check can
-only lower what nbgrader gave. A submission is listed as suspicious when a visible test passed in
+A test cell's verdict is written into its outputs (a failure as an error output), so nbgrader's
+own scoring gives it full points or none, once; the re-check can only lower what the notebook earned. A submission is listed as suspicious when a visible test passed in
 the notebook and fails here, when its functions returned subclasses of plain types, or when its
 code reaches for the machinery of the process (frames, the garbage collector, signals, other
 processes, the file system, sockets): a note for the instructor, never a change of grade.
@@ -39,6 +40,8 @@ import json
 import os
 from pathlib import Path
 from typing import Callable, NamedTuple
+
+from grader.cells import is_test
 
 OUTPUT_CHARS = 20_000  # the most a test cell's output keeps here
 LESSON_CELL_SECONDS = 10.0  # CPU seconds a statement of the lesson's own cells may spend in the submission's functions
@@ -85,6 +88,10 @@ class Verdict(NamedTuple):
     hidden: bool = False
 
 
+NO_VERDICT = Verdict(False, "the re-check gave no verdict", ename="NoVerdict",
+                     evalue="the re-check gave this test cell no verdict")
+
+
 def student_launcher(*, memory_mb: int | None = None, under: Path | None = None):
     """Returns the launcher a submission's student server is started with (``grader.remote``): in a
     sandbox of its own (``grader.sandbox``) whose only writable folder is a scratch copy of the
@@ -107,85 +114,15 @@ def student_launcher(*, memory_mb: int | None = None, under: Path | None = None)
 # -- in the grader ----------------------------------------------------------------------------
 
 
-def recheck_unit(folder: Path, grades: dict, *, lessons: Path, timeout: float = 120.0,
-                 launcher: Callable | None = None) -> tuple[dict, list[str], list[str], bool]:
-    """Re-checks every autograded notebook in ``folder`` (nbgrader's output) against the lesson's
-    notebooks as the grader holds them in ``lessons`` (the run's copy of the source); returns the grades (as ``grader.autograde`` reads them from
-    the gradebook) with each test cell's score set to its re-check's verdict, what was suspicious
-    and what else went wrong (a cell out of CPU time), one line each, and whether the sandbox could
-    not be started (then the unit is graded again: the machine's trouble, not the submission's).
-    `timeout` is each test cell's limit in CPU seconds; `launcher` starts the student server (in
-    the unit's sandbox; ``grader.remote``'s default otherwise)."""
-    import nbformat
-
-    from grader.remote import SandboxNotStarted
-
-    suspicious: list[str] = []
-    problems: list[str] = []
-    for path in sorted(Path(folder).glob("*.ipynb")):
-        nb = nbformat.read(path, as_version=4)
-        graded = grades.get("notebooks", {}).get(path.stem)
-        if graded is None:
-            continue
-        cells = _test_cells(nb)
-        if not cells:
-            continue
-        try:
-            verdicts, notes = run(path, lesson=Path(lessons) / path.name, timeout=timeout, launcher=launcher)
-        except (SandboxNotStarted, OSError) as error:  # the machine's trouble: graded again, never failed
-            return grades, list(dict.fromkeys(suspicious)), problems + [f"the sandbox could not start: {error}"], True
-        suspicious += notes
-        for cell in cells:
-            grade_id = cell.metadata["nbgrader"]["grade_id"]
-            points = float(cell.metadata["nbgrader"].get("points", 0))
-            verdict = verdicts.get(grade_id, Verdict(False, "the re-check gave no verdict"))
-            before = graded["grades"].get(grade_id)
-            # The re-check can only take marks away: a cell nbgrader failed (a notebook stopped at
-            # its limit, say) stays failed, whatever the definitions alone would earn.
-            graded["grades"][grade_id] = min(points if verdict.passed else 0.0, before if before is not None else points)
-            kernel_passed = not any(o.output_type == "error" for o in cell.outputs)
-            if kernel_passed and (verdict.output or verdict.ename):
-                _replace_outputs(cell, verdict)
-            if verdict.ename == OUT_OF_TIME:
-                problems.append(f"test cell {grade_id} timed out: it used more than its {timeout:g} s of CPU time")
-            # the hidden checks run here only (the kernel never sees them): their failure is no sign of cheating
-            if not verdict.passed and before and not verdict.hidden and verdict.ename != OUT_OF_TIME:
-                suspicious.append(f"cell {grade_id} passed in the notebook but fails when re-checked apart: {verdict.message}")
-                _note(cell, verdict.message)
-        nbformat.write(nb, path)
-    return grades, list(dict.fromkeys(suspicious)), problems, False
-
-
-def _replace_outputs(cell, verdict: Verdict) -> None:
-    """Gives a test cell the kernel passed the re-check's output: what the checks left to it found."""
-    import nbformat
-
-    from grader.execute import error_output
-
-    cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text=verdict.output)] if verdict.output else []
-    if not verdict.passed and verdict.ename:
-        cell.outputs.append(error_output(verdict.ename, verdict.evalue))
-
-
-def _note(cell, message: str) -> None:
-    """Adds the re-check's message to a test cell's outputs, so the feedback says why it scored zero."""
-    import nbformat
-
-    cell.outputs.append(nbformat.v4.new_output("stream", name="stderr", text=(
-        f"Re-checked apart from the rest of the notebook, this test fails, so it scores zero:\n{message}\n")))
-
-
-def _test_cells(nb) -> list:
-    """The notebook's test cells: graded code cells that are not answers."""
-    from nbgrader.utils import is_grade, is_solution
-
-    return [c for c in nb.cells if c.cell_type == "code" and is_grade(c) and not is_solution(c)]
-
-
-def _code_cells(path: Path) -> list[dict]:
+def code_cells(path: Path) -> list[dict]:
     """The code cells of the notebook at `path`, read as plain JSON (nbformat takes seconds to import)."""
     with open(path, encoding="utf-8") as handle:
-        cells = json.load(handle).get("cells", [])
+        return plain_cells(json.load(handle).get("cells", []))
+
+
+def plain_cells(cells) -> list[dict]:
+    """The code cells among `cells` (a notebook's, as JSON or nbformat nodes), each as its source
+    and its nbgrader metadata."""
     found = []
     for cell in cells if isinstance(cells, list) else []:
         if not isinstance(cell, dict) or cell.get("cell_type") != "code":
@@ -197,25 +134,26 @@ def _code_cells(path: Path) -> list[dict]:
     return found
 
 
-def _is_test(meta: dict) -> bool:
-    return bool(meta.get("grade")) and not meta.get("solution")
-
-
 def run(path: Path, *, lesson: Path, timeout: float = 120.0, launcher: Callable | None = None) -> tuple[dict[str, Verdict], list[str]]:
     """Re-checks the submission at `path` (nbgrader's output) against the lesson's notebook as the
-    grader holds it, `lesson` (the course's source: its test cells, hidden tests and all, and its
-    own cells run here; its answers never run); returns ({grade id: Verdict}, suspicious notes).
-    Nothing of the submission runs here: its definitions are loaded into a student server
+    grader holds it, `lesson`; returns ({grade id: Verdict}, suspicious notes), as ``judge``."""
+    return judge(code_cells(path), code_cells(lesson), timeout=timeout, launcher=launcher, folder=Path(path).parent)
+
+
+def judge(submitted: list[dict], lesson: list[dict], *, folder: Path, timeout: float = 120.0,
+          launcher: Callable | None = None) -> tuple[dict[str, Verdict], list[str]]:
+    """Re-checks a submission's code cells (``plain_cells``; its files in `folder`) against the
+    lesson's as the grader holds them (the course's source: its test cells, hidden tests and all,
+    and its own cells run here; its answers never run); returns ({grade id: Verdict}, suspicious
+    notes). Nothing of the submission runs here: its definitions are loaded into a student server
     (``launcher`` starts it, in the sandbox), and no test cell's source is taken from it."""
     from grader.remote import Remote, RemoteFailure, SandboxNotStarted, python_source
 
-    submitted = _code_cells(path)
-    lesson = _code_cells(lesson)
-    tests = {c["meta"].get("grade_id"): c["source"] for c in lesson if _is_test(c["meta"])}
+    tests = {c["meta"].get("grade_id"): c["source"] for c in lesson if is_test(c["meta"])}
     handed = _handed(lesson)
     # the submission's own cells (not its test cells: those are the grader's, and run here)
-    cells = [c["source"] for c in submitted if not _is_test(c["meta"])]
-    remote = Remote({"cells": cells, "cpu": timeout}, launcher=launcher, cwd=Path(path).parent, handed=handed)
+    cells = [c["source"] for c in submitted if not is_test(c["meta"])]
+    remote = Remote({"cells": cells, "cpu": timeout}, launcher=launcher, cwd=Path(folder), handed=handed)
     notes = _reaching(submitted, lesson)
     verdicts: dict[str, Verdict] = {}
     saved = {name: os.environ.get(name) for name in RECHECK_ENV}
@@ -235,7 +173,7 @@ def run(path: Path, *, lesson: Path, timeout: float = 120.0, launcher: Callable 
             meta = cell["meta"]
             if meta.get("solution"):
                 continue  # the student's answer: loaded in the sandbox
-            if _is_test(meta):
+            if is_test(meta):
                 grade_id = str(meta.get("grade_id"))
                 verdicts[grade_id] = _run_test(python_source(tests[grade_id]), grade_id, namespace, remote, timeout)
                 continue
@@ -254,7 +192,7 @@ def _handed(lesson: list[dict]) -> set[str]:
 
     names: set[str] = set()
     for cell in lesson:
-        if cell["meta"].get("solution") or _is_test(cell["meta"]):
+        if cell["meta"].get("solution") or is_test(cell["meta"]):
             continue
         try:
             tree = ast.parse(python_source(cell["source"]))
@@ -356,7 +294,7 @@ def _reaching(submitted: list[dict], lesson: list[dict]) -> list[str]:
             elif isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] in ("ttt", "grader"):
                 imported.update(a.asname or a.name for a in node.names)
     for index, cell in enumerate(submitted):
-        if cell["source"].strip() in given or _is_test(cell["meta"]):
+        if cell["source"].strip() in given or is_test(cell["meta"]):
             continue
         where = cell["meta"].get("grade_id") or f"#{index}"
         try:

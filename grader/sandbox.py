@@ -25,7 +25,6 @@ import os
 import random
 import resource
 import shutil
-import signal
 import subprocess
 import sys
 import threading
@@ -37,6 +36,8 @@ from importlib.util import find_spec
 from pathlib import Path
 
 import psutil
+
+from grader.processes import die_with_parent, libc_prctl
 
 __all__ = ["Limits", "Sandbox", "SandboxUnavailable", "Tree", "available", "run_limited", "kernel_main"]
 
@@ -306,7 +307,7 @@ class Sandbox:
     def popen(self, argv: Sequence[str], *, cwd: str | Path, **popen_kwargs) -> subprocess.Popen:
         """Return the running process (bwrap, outside) that runs `argv` in the sandbox; Popen's options pass through."""
         before = popen_kwargs.pop("preexec_fn", None)
-        _prctl()  # looked up here, in the parent
+        libc_prctl()  # looked up here, in the parent
 
         def prepare() -> None:
             if before is not None:
@@ -425,27 +426,6 @@ def run_limited(tree: Tree, *, cpu_seconds: float | None, stall_seconds: float =
         if now - samples[0][0] >= stall_seconds and used - samples[0][1] < stall_cpu:
             return "stall"
         time.sleep(poll)
-
-
-@functools.lru_cache(maxsize=None)
-def _prctl():
-    """Returns libc's prctl (looked up once, before any fork: a child of a threaded process must not load it)."""
-    if not sys.platform.startswith("linux"):
-        return None
-    import ctypes
-
-    try:
-        return ctypes.CDLL(None, use_errno=True).prctl
-    except (OSError, AttributeError):
-        return None
-
-
-def die_with_parent() -> None:
-    """Asks Linux to kill this process (and so, through bwrap's --die-with-parent, its sandbox) when
-    the process that started it dies, even by SIGKILL; it survives exec. Elsewhere: nothing."""
-    prctl = _prctl()
-    if prctl is not None:
-        prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
 
 
 def copy_folder(source: Path, target: Path, *, most_bytes: int = 32 * 2**20, leave_out: tuple[str, ...] = (".ipynb",)) -> None:

@@ -25,21 +25,12 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from traitlets import Bool
-from traitlets.config import Configurable
+from grader.course import enabled_in
 
 STUDENT = "me"  # the one student of the temporary course
 OFF = ("your instructor has turned the self-check off for this course: only the visible tests (the ones in "
        "the notebook) can be run before grading; the hidden tests run when your notebook is graded")
 VISIBLE_ONLY = "Only the visible tests ran: the hidden tests (run when your notebook is graded) did not. "
-
-
-class SelfCheck(Configurable):
-    """The course's switch for the students' self-check (``ttt-grader check LESSON.ipynb`` and
-    the Validate button): in the course's ``nbgrader_config.py``, ``c.SelfCheck.enabled = False``."""
-
-    enabled = Bool(True, help="Whether students may run the hidden checks on their own notebooks before "
-                              "grading (ttt-grader check, nbgrader's Validate button)").tag(config=True)
 
 
 class NotALesson(ValueError):
@@ -137,11 +128,6 @@ def _sources(course: Path | None) -> dict[str, Path]:
 # -- the switch ----------------------------------------------------------------------------------
 
 
-def enabled_in(config) -> bool:
-    """Whether a Config allows the self-check (``SelfCheck.enabled``, True unless set False)."""
-    return bool(SelfCheck(config=config).enabled)
-
-
 def student_config():
     """The nbgrader configuration a student's Jupyter reads (nbgrader_config.py on Jupyter's config
     path and in the current folder), as nbgrader's Validate handler loads it."""
@@ -178,7 +164,7 @@ def check_notebook(path: str | Path, *, course: str | Path | None = None, sandbo
 
     from grader.autograde import autograde
     from grader.course_ops import release
-    from grader.nbconfig import course_config
+    from grader.course import course_config
 
     started = time.monotonic()
     path = Path(path)

@@ -15,7 +15,7 @@ from typing import Callable, Iterable, TypeVar
 
 import nbformat
 
-from grader.autograde import kernel_did_not_start  # a kernel slow to start on a busy machine
+from grader.worker import kernel_did_not_start  # a kernel slow to start on a busy machine
 
 T = TypeVar("T")
 R = TypeVar("R")

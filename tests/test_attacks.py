@@ -17,7 +17,7 @@ Each attack runs in one or more phases:
 Dry and live. Until the sandbox is wired into autograde, these attacks would succeed on a shared
 machine, so every write, delete and cross-kernel execution is conditional on ``LIVE``, baked
 into each submission's source: True only when ``grader.sandbox`` imports, ``available()`` is
-None and ``grader.autograde.SANDBOXED is True`` (and ``TTT_ATTACKS_DRY`` is not set). In dry
+None and ``autograde`` grades in the sandbox by default (and ``TTT_ATTACKS_DRY`` is not set). In dry
 mode each such attack only looks (``os.access``, a ``kernel_info`` request) and reports what it
 found in a ``ttt-attack-report`` line; forging, switch flipping, lying values, reading
 secrets, the output flood, the sleeps, the detached child and a bounded fork bomb run in both.
@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import csv
 import hashlib
+import inspect
 import json
 import os
 import re
@@ -61,7 +62,7 @@ except ImportError:  # not written yet: the attacks run dry, and the tests show 
 if _sandbox is not None and _sandbox.available() is not None:
     pytest.skip(f"the grader's sandbox cannot run on this machine: {_sandbox.available()}", allow_module_level=True)
 
-LIVE = (_sandbox is not None and getattr(grader.autograde, "SANDBOXED", False) is True
+LIVE = (_sandbox is not None and inspect.signature(grader.autograde.autograde).parameters["sandbox"].default is True
         and not os.environ.get("TTT_ATTACKS_DRY"))
 
 REPO = Path(__file__).resolve().parent.parent

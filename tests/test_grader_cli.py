@@ -236,7 +236,7 @@ def test_unknown_lesson_and_student_are_named(small_course, capsys, command):
 
 
 def test_a_lesson_may_be_named_by_a_unique_prefix():
-    from grader.autograde import chosen_lessons
+    from grader.layout import chosen_lessons
 
     known = ["01-boards-and-moves", "02-who-won", "10-more"]
     assert chosen_lessons(["01", "02-who-won"], known) == ["01-boards-and-moves", "02-who-won"]
@@ -246,9 +246,9 @@ def test_a_lesson_may_be_named_by_a_unique_prefix():
 
 
 def test_students_are_listed_shortened(small_course):
-    from grader.autograde import _listed
+    from grader.layout import listed
 
-    assert _listed([f"s{i}" for i in range(15)], most=3) == "s0, s1, s2, ... (12 more)"
+    assert listed([f"s{i}" for i in range(15)], most=3) == "s0, s1, s2, ... (12 more)"
 
 
 def test_feedback_before_grading_fails(small_course, capsys):

@@ -1,5 +1,7 @@
 """The library is layered one way, as the README says: rules -> search -> trace -> pictures ->
-widgets. A module imports only from its own layer and the layers before it."""
+widgets; so is the grader: course -> machine -> checks -> steps -> configuration -> run ->
+commands. A module imports only from its own layer and the layers before it; the library never
+imports the grader."""
 
 from __future__ import annotations
 
@@ -9,6 +11,7 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parent.parent / "ttt"
+GRADER = PACKAGE.parent / "grader"
 LAYERS = {  # module (or package) -> its layer, in order
     "ttt.errors": 0, "ttt.limits": 0, "ttt.games": 0, "ttt.tictactoe": 0,
     "ttt.search": 1, "ttt.engine": 1, "ttt.agents": 1, "ttt.play": 1,
@@ -16,25 +19,35 @@ LAYERS = {  # module (or package) -> its layer, in order
     "ttt.draw": 3,
     "ttt.widgets": 4, "ttt.cli": 4, "ttt.__main__": 4,
 }
+GRADER_LAYERS = {  # the README's grader table, a layer a row
+    "grader.course": 0, "grader.layout": 0, "grader.cells": 0,
+    "grader.processes": 1, "grader.kernel": 1, "grader.sandbox": 1,
+    "grader.checks": 2, "grader.remote": 2,
+    "grader.stage": 3, "grader.execute": 3, "grader.recheck": 3, "grader.preprocessors": 3,
+    "grader.nbconfig": 4,
+    "grader.gradebook": 5, "grader.worker": 5, "grader.cluster": 5, "grader.autograde": 5,
+    "grader.collect": 6, "grader.course_ops": 6, "grader.selfcheck": 6, "grader.cs50file": 6, "grader.cli": 6,
+    "grader.__main__": 6,
+}
 # A Trace shown in a notebook draws itself: ttt.draw is imported when it is displayed, not before.
 ALLOWED = {("ttt.trace", "ttt.draw")}
 
 
-def layer(module: str) -> int | None:
-    for name, level in LAYERS.items():
+def layer(module: str, layers: dict = LAYERS) -> int | None:
+    for name, level in layers.items():
         if module == name or module.startswith(name + "."):
             return level
     return None
 
 
-def imported(path: Path) -> set[str]:
-    """The ttt modules a file imports anywhere in it (``from ttt import x`` counts as ttt.x)."""
+def imported(path: Path, package: str = "ttt") -> set[str]:
+    """The modules of `package` a file imports anywhere in it (``from ttt import x`` counts as ttt.x)."""
     found = set()
     for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.Import):
-            found |= {a.name for a in node.names if a.name.startswith("ttt")}
-        elif isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("ttt"):
-            found |= {f"{node.module}.{a.name}" if node.module == "ttt" else node.module for a in node.names}
+            found |= {a.name for a in node.names if a.name.split(".")[0] == package}
+        elif isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] == package:
+            found |= {f"{node.module}.{a.name}" if node.module == package else node.module for a in node.names}
     return found
 
 
@@ -57,3 +70,30 @@ def test_the_readme_table_names_every_module():
     for name in LAYERS:
         if name != "ttt.__main__":
             assert f"`{name}`" in readme, name
+
+
+GRADER_FILES = sorted(p for p in GRADER.rglob("*.py") if "student_lab" not in p.parts)
+
+
+@pytest.mark.parametrize("path", GRADER_FILES, ids=lambda p: str(p.relative_to(GRADER.parent)))
+def test_a_grader_module_imports_only_from_its_layer_and_those_before(path):
+    name = ".".join(path.relative_to(GRADER.parent).with_suffix("").parts).removesuffix(".__init__")
+    if name == "grader":
+        return
+    own = layer(name, GRADER_LAYERS)
+    assert own is not None, f"{name} is in no layer: add it to GRADER_LAYERS and to the README's grader table"
+    upward = sorted(m for m in imported(path, "grader") if (layer(m, GRADER_LAYERS) or 0) > own)
+    assert not upward, f"{name} (layer {own}) imports {', '.join(upward)} from a later layer"
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: str(p.relative_to(PACKAGE.parent)))
+def test_the_library_never_imports_the_grader(path):
+    assert not imported(path, "grader"), f"{path.name} imports the grader"
+
+
+def test_the_readme_grader_table_names_every_module():
+    readme = (PACKAGE.parent / "README.md").read_text()
+    table = readme[readme.index("<!-- grader-modules -->"):readme.index("<!-- /grader-modules -->")]
+    for name in GRADER_LAYERS:
+        if name != "grader.__main__":
+            assert f"`{name}`" in table, name
