@@ -36,11 +36,13 @@ class GradingBusy(RuntimeError):
 
 def autograde(course: Path, *, jobs: int = 1, students: list[str] | None = None,
               lessons: list[str] | None = None, force: bool = False, timeout: int | None = None,
-              memory_mb: int | None = None, notebook_timeout: int | None = None,
+              memory_mb: int | None = None, notebook_timeout: int | None = None, stall_timeout: int | None = None,
               progress: bool = True, cluster: str | None = None, sandbox: bool = True) -> list[Outcome]:
     """Grades every submission of the course (or those of ``students`` / ``lessons``) with
     ``jobs`` workers, or on the Dask cluster whose scheduler is at ``cluster``
-    (``grader.cluster``); returns one Outcome per (student, lesson), sorted.
+    (``grader.cluster``); returns one Outcome per (student, lesson), sorted. ``timeout``,
+    ``notebook_timeout``, ``stall_timeout``, ``memory_mb`` and ``sandbox`` are the run's
+    ``grader.nbconfig.Settings``.
 
     The lessons are read from a snapshot taken when the run starts (``.ttt-grader/run/``). Every
     run of student code (the notebook's kernel, the re-check's student server) is in the unit's
@@ -53,7 +55,7 @@ def autograde(course: Path, *, jobs: int = 1, students: list[str] | None = None,
     import uuid
 
     from grader.execute import SafeExecute
-    from grader.nbconfig import grading_config
+    from grader.nbconfig import Settings, grading_config
 
     course = Path(course).resolve()
     if sandbox:
@@ -64,7 +66,9 @@ def autograde(course: Path, *, jobs: int = 1, students: list[str] | None = None,
             raise SandboxUnavailable(f"{why} Student code is graded only inside a sandbox; to grade without one "
                                      "(unsafe: submissions can then read and change the course and each other's "
                                      "grades), pass --no-sandbox.")
-    config = grading_config(course, timeout=timeout, memory_mb=memory_mb, notebook_timeout=notebook_timeout)
+    settings = Settings(timeout=timeout, notebook_timeout=notebook_timeout, stall_timeout=stall_timeout,
+                        memory_mb=memory_mb, sandbox=sandbox)
+    config = grading_config(course, settings)
     coursedir = coursedir_of(course, config)
     lessons = chosen_lessons(lessons, list(released(course, coursedir)))
     students = chosen_students(students, course, coursedir)
@@ -101,11 +105,9 @@ def autograde(course: Path, *, jobs: int = 1, students: list[str] | None = None,
         if todo and cluster:
             from grader.cluster import run_on_cluster
 
-            outcomes += run_on_cluster(cluster, course, coursedir, todo, progress=progress,
-                                       initargs=(timeout, memory_mb, notebook_timeout, sandbox))
+            outcomes += run_on_cluster(cluster, course, coursedir, todo, progress=progress, settings=settings)
         elif todo:
-            outcomes += _run(course, coursedir, todo, jobs=jobs, progress=progress,
-                             initargs=(str(course), timeout, memory_mb, notebook_timeout, sandbox))
+            outcomes += _run(course, coursedir, todo, jobs=jobs, progress=progress, initargs=(str(course), settings))
         for folder in (work_folder(course), run_folder(course)):
             shutil.rmtree(folder, ignore_errors=True)
     finally:

@@ -54,10 +54,12 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_argument("--force", action="store_true", help="grade again what an earlier run graded")
     sub.add_argument("--timeout", type=int, help="CPU seconds a cell may use, in the notebook's kernel and in the "
                                                  "re-check (default: Execute.timeout in nbgrader_config.py: 120 for the "
-                                                 "lessons); a cell that makes no progress at all is stopped after "
-                                                 "SafeExecute.stall_timeout wall seconds")
+                                                 "lessons); a busy machine makes a cell slow, never failed")
     sub.add_argument("--notebook-timeout", type=int, metavar="SECONDS", help="CPU seconds a whole notebook's cells may "
                      "use (default: SafeExecute.notebook_timeout in nbgrader_config.py: 600 for the lessons)")
+    sub.add_argument("--stall-timeout", type=int, metavar="SECONDS", help="wall seconds a notebook's cells may spend "
+                     "waiting without computing (sleeping, or waiting for what never comes), in all: the one limit "
+                     "the clock sets (default: SafeExecute.stall_timeout, 60)")
     sub.add_argument("--memory", type=int, metavar="MB", help="memory cap per kernel (default 2048)")
     sub.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
     sub.add_argument("--cluster", metavar="ADDRESS", default=os.environ.get("DASK_SCHEDULER_ADDRESS") or None,
@@ -131,7 +133,8 @@ def _autograde(args) -> int:
 
     outcomes = autograde(args.course, jobs=args.jobs, students=_names(args.student), lessons=_names(args.lesson),
                          force=args.force, timeout=args.timeout, memory_mb=args.memory,
-                         notebook_timeout=args.notebook_timeout, progress=not args.quiet, cluster=args.cluster,
+                         notebook_timeout=args.notebook_timeout, stall_timeout=args.stall_timeout,
+                         progress=not args.quiet, cluster=args.cluster,
                          sandbox=not args.no_sandbox)
     if not outcomes:
         if args.student or args.lesson:

@@ -149,10 +149,9 @@ KILLED = ("the Dask workers grading this submission kept dying (by a cell that k
 
 
 def run_on_cluster(address, course: Path, coursedir, todo: list[tuple[str, str]], *, progress: bool,
-                   initargs: tuple) -> list[Outcome]:
-    """Grades the units ``todo`` on the Dask cluster at ``address`` (``initargs``: the
-    worker's timeout, memory_mb, notebook_timeout and sandbox), committing each result as it comes
-    back; returns their outcomes. A unit whose workers kept dying until Dask gave up on it is
+                   settings) -> list[Outcome]:
+    """Grades the units ``todo`` on the Dask cluster at ``address`` with the run's ``settings``
+    (``grader.nbconfig.Settings``), committing each result as it comes back; returns their outcomes. A unit whose workers kept dying until Dask gave up on it is
     graded again at the end, alone on the cluster."""
     from tqdm import tqdm
 
@@ -168,7 +167,7 @@ def run_on_cluster(address, course: Path, coursedir, todo: list[tuple[str, str]]
         bundle = client.submit(_keep, course_bundle(course, coursedir), pure=False)
 
         def send(unit: tuple[str, str]):
-            future = client.submit(grade_remote, bundle, *unit, submission_files(coursedir, *unit), *initargs, pure=False)
+            future = client.submit(grade_remote, bundle, *unit, submission_files(coursedir, *unit), settings, pure=False)
             units[future] = unit
             return future
 
@@ -247,11 +246,10 @@ def _course_from(bundle: bytes) -> Path:
     return _COURSES[digest]
 
 
-def grade_remote(bundle: bytes, student: str, lesson: str, files: dict[str, bytes],
-                 timeout: int | None, memory_mb: int | None, notebook_timeout: int | None, sandbox: bool = True) -> dict:
+def grade_remote(bundle: bytes, student: str, lesson: str, files: dict[str, bytes], settings) -> dict:
     """Grades one submission (its files as bytes) of the course in ``bundle`` on this worker,
-    as a local worker would, in the same sandbox (a worker machine without one refuses, as
-    ``autograde`` does, unless ``sandbox`` is False); returns grade_unit's result with the autograded folder's files as
+    as a local worker would, with the run's ``settings``, in the same sandbox (a worker machine
+    without one refuses, as ``autograde`` does, unless ``settings.sandbox`` is False); returns grade_unit's result with the autograded folder's files as
     bytes under ``notebooks`` instead of its path."""
     from grader import execute
     from grader.execute import SafeExecute
@@ -262,24 +260,24 @@ def grade_remote(bundle: bytes, student: str, lesson: str, files: dict[str, byte
     global _ready_for
     with _LOCK:
         course = _course_from(bundle)
-        config = grading_config(course, timeout=timeout, memory_mb=memory_mb, notebook_timeout=notebook_timeout)
-        if sandbox:
+        config = grading_config(course, settings)
+        if settings.sandbox:
             from grader.sandbox import SandboxUnavailable, available
 
             why = available()
             if why is not None:
                 raise SandboxUnavailable(f"this Dask worker cannot grade in a sandbox: {why}")
-        if _ready_for != (course, timeout, memory_mb, notebook_timeout, sandbox):
+        if _ready_for != (course, settings):
             execute.stop_spares()  # a spare kernel started for another run has that run's settings
             # as autograde() sets up a local run: kernels in private folders, the course read-only
             # short: the kernels' unix sockets live in there (a socket's path has room for 107 bytes)
             scratch = Path(tempfile.gettempdir()) / f"ttt-grader-kernels-{os.getpid()}"
             scratch.mkdir(exist_ok=True)
             scratch.chmod(0o711)  # a sandbox's folders inside are bound from here
-            grading_environment(course, scratch=scratch, run=course.parent.name, sandbox=sandbox,
+            grading_environment(course, scratch=scratch, run=course.parent.name, sandbox=settings.sandbox,
                                 memory_mb=SafeExecute(config=config).memory_mb)
-            setup_worker(str(course), timeout, memory_mb, notebook_timeout, sandbox)
-            _ready_for = (course, timeout, memory_mb, notebook_timeout, sandbox)
+            setup_worker(str(course), settings)
+            _ready_for = (course, settings)
         coursedir = coursedir_of(course, config)
         submitted = Path(coursedir.format_path(coursedir.submitted_directory, student, lesson))
         _write_files(submitted, files)

@@ -163,12 +163,12 @@ def _run(path: str, name: str, out: str, note: str, cpu_seconds: str, mode: str 
             write(False, f"the file could not be imported: {failures._type_name(error)}: {error}")
             return
         namespace = remote.namespace()
-        student._FRESH[0] = lambda wanted: remote.reload()[wanted]  # checked again with the reference helpers: no memo kept
+        student.FRESH_COPY.set(lambda wanted: remote.reload()[wanted])  # checked again with the reference helpers: no memo kept
         function = namespace.get(name)
         if not callable(function):
             write(False, f"the file defines no function {name}")
             return
-        student._NOTE[0] = _noter(note)
+        student.WATCH_CALLS.set(_noter(note))
         try:
             with checks.cs50_specification(), contextlib.redirect_stdout(io.StringIO()), remote.budget(seconds):
                 summary = getattr(checks, f"check_{name}")(function)

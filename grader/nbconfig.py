@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import sys
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from traitlets.config import Config
@@ -23,10 +24,32 @@ def _tools_on_path() -> None:
         os.environ["PATH"] = os.pathsep.join([scripts, os.environ.get("PATH", "")])
 
 
-def grading_config(course: Path, *, timeout: int | None = None, memory_mb: int | None = None,
-                   notebook_timeout: int | None = None) -> Config:
+@dataclass(frozen=True)
+class Settings:
+    """What the instructor chose for one grading run, on the command line or as arguments; each
+    None keeps the course's own setting (``nbgrader_config.py``). One value, handed from the run
+    to every worker, local or on a cluster.
+
+    - ``timeout``: CPU seconds a cell may use, in the notebook's kernel and in the re-check alike
+      (``Execute.timeout``);
+    - ``notebook_timeout``: CPU seconds a whole notebook's cells may use (``SafeExecute.notebook_timeout``);
+    - ``stall_timeout``: wall seconds a notebook's cells may spend waiting without computing
+      (sleeping, or waiting for what never comes), in all (``SafeExecute.stall_timeout``): the
+      only limit the clock sets;
+    - ``memory_mb``: the memory cap of each kernel and student server (``SafeExecute.memory_mb``);
+    - ``sandbox``: student code runs in the sandbox (False only at the instructor's explicit word)."""
+
+    timeout: int | None = None
+    notebook_timeout: int | None = None
+    stall_timeout: int | None = None
+    memory_mb: int | None = None
+    sandbox: bool = True
+
+
+def grading_config(course: Path, settings: Settings = Settings(), **chosen) -> Config:
     """Returns the nbgrader Config to grade ``course`` with: safe execution, restored test
-    cells, hidden tests and their tracebacks left out of feedback, feedback HTML sanitised."""
+    cells, hidden tests and their tracebacks left out of feedback, feedback HTML sanitised;
+    ``settings`` (or the same fields as keywords, ``timeout=9``) over the course's own."""
     from nbconvert.preprocessors import ClearMetadataPreprocessor, CSSHTMLHeaderPreprocessor
     from nbgrader.preprocessors import (AssignLatePenalties, CheckCellMetadata, ClearHiddenTests, ClearOutput,
                                         DeduplicateIds, GetGrades, IgnorePattern, LimitOutput,
@@ -54,11 +77,11 @@ def grading_config(course: Path, *, timeout: int | None = None, memory_mb: int |
     config.GenerateFeedback.preprocessors = [GetGrades, LabelTests, HideTestCode, ShieldStudentText, ClearHiddenTests,
                                              RestoreStudentText, SafeFeedback, CSSHTMLHeaderPreprocessor, WrapLongLines]
     config.merge(course_config(course))
-    if timeout is not None:
-        config.Execute.timeout = int(timeout)
-    if memory_mb is not None:
-        config.SafeExecute.memory_mb = int(memory_mb)
-    if notebook_timeout is not None:
-        config.SafeExecute.notebook_timeout = int(notebook_timeout)
+    settings = replace(settings, **chosen)
+    if settings.timeout is not None:
+        config.Execute.timeout = int(settings.timeout)
+    for name in ("memory_mb", "notebook_timeout", "stall_timeout"):
+        if getattr(settings, name) is not None:
+            setattr(config.SafeExecute, name, int(getattr(settings, name)))
     config.CourseDirectory.root = str(course)
     return config

@@ -242,7 +242,7 @@ def _run_test(source: str, grade_id: str, namespace: dict, remote, timeout: floa
     from grader.remote import RemoteStalled
 
     last_call: list = [None]
-    student._NOTE[0] = lambda call, board: last_call.__setitem__(0, (call, board))
+    watching = student.WATCH_CALLS.set(lambda call, board: last_call.__setitem__(0, (call, board)))
     printed = _Printed()
     passed, message, ename, evalue, hidden = True, "", "", "", False
     try:
@@ -267,7 +267,7 @@ def _run_test(source: str, grade_id: str, namespace: dict, remote, timeout: floa
         passed, message = False, f"{ename}: {evalue}"[:2000]
         hidden = bool(getattr(error, "_hidden_check", False))
     finally:
-        student._NOTE[0] = None
+        student.WATCH_CALLS.reset(watching)
     output = printed.getvalue()
     theirs = remote.take_output()
     if theirs:

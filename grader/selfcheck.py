@@ -225,19 +225,20 @@ def _verdicts(root: Path, lesson: str) -> list[CellCheck]:
     from nbgrader.preprocessors import ClearHiddenTests
 
     from grader.nbconfig import grading_config
-    from grader.preprocessors import HideTestCode, LabelTests, _is_test_cell, graded_function
+    from grader.cells import is_test_cell
+    from grader.preprocessors import HideTestCode, LabelTests, graded_function
 
     config = grading_config(root)
     nb = nbformat.read(root / "autograded" / STUDENT / lesson / f"{lesson}.ipynb", as_version=4)
     source = nbformat.read(root / "source" / lesson / f"{lesson}.ipynb", as_version=4)
-    names = {c.metadata["nbgrader"]["grade_id"]: graded_function(c) for c in source.cells if _is_test_cell(c)}
+    names = {c.metadata["nbgrader"]["grade_id"]: graded_function(c) for c in source.cells if is_test_cell(c)}
     resources: dict = {}
     for preprocessor in (LabelTests, HideTestCode, ClearHiddenTests):
         nb, resources = preprocessor(config=config).preprocess(nb, resources)
     found = []
     with Gradebook(f"sqlite:///{root / 'gradebook.db'}") as gb:
         for cell in nb.cells:
-            if not _is_test_cell(cell):
+            if not is_test_cell(cell):
                 continue
             grade_id = cell.metadata["nbgrader"]["grade_id"]
             grade = gb.find_grade(grade_id, lesson, lesson, STUDENT)
@@ -328,11 +329,11 @@ def validate_start(notebook, **_) -> None:
 
     import nbformat
 
-    from grader.preprocessors import _is_test_cell
+    from grader.cells import is_test_cell
 
     if os.environ.get("NBGRADER_EXECUTION") != "validate":
         return
-    tests = [c for c in notebook.cells if _is_test_cell(c)]
+    tests = [c for c in notebook.cells if is_test_cell(c)]
     if not tests:
         return
     work = Path(tempfile.mkdtemp(prefix="ttt-validate-"))

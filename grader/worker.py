@@ -62,22 +62,22 @@ def restore_environment(saved: dict) -> None:
 _WORKER: dict = {}  # this process's grading state, set by setup_worker
 
 
-def init_pool_worker(*args) -> None:
+def init_pool_worker(course: str, settings) -> None:
     """Sets up a pool worker: it dies with its parent, leaves Ctrl-C to it (the parent stops
-    the workers by exiting), then ``setup_worker(*args)``."""
+    the workers by exiting), then ``setup_worker``."""
     import signal
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     die_with_parent()
-    setup_worker(*args)
+    setup_worker(course, settings)
 
 
-def setup_worker(course: str, timeout: int | None, memory_mb: int | None, notebook_timeout: int | None,
-                 sandbox: bool = True) -> None:
+def setup_worker(course: str, settings) -> None:
     """Sets up this process to grade units: its staging folder, its own copy of the gradebook,
     nbgrader's API reading the lessons from the run's snapshot, the re-check in nbgrader's
-    pipeline. The process adopts the processes its kernels leave behind (a subreaper, on Linux),
-    so that it can stop them when each unit ends."""
+    pipeline, as ``settings`` (``grader.nbconfig.Settings``) say over the course's own. The
+    process adopts the processes its kernels leave behind (a subreaper, on Linux), so that it can
+    stop them when each unit ends."""
     from multiprocessing.util import Finalize
 
     from nbgrader.apps import NbGraderAPI
@@ -97,7 +97,7 @@ def setup_worker(course: str, timeout: int | None, memory_mb: int | None, notebo
     work = work_folder(course_path) / str(os.getpid())
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
-    config = grading_config(course_path, timeout=timeout, memory_mb=memory_mb, notebook_timeout=notebook_timeout)
+    config = grading_config(course_path, settings)
     snapshot = run_folder(course_path)
     config.CourseDirectory.source_directory = str(snapshot.relative_to(course_path) / "source")
     config.CourseDirectory.release_directory = str(snapshot.relative_to(course_path) / "release")
@@ -109,11 +109,11 @@ def setup_worker(course: str, timeout: int | None, memory_mb: int | None, notebo
     config.CourseDirectory.db_url = f"sqlite:///{work / 'gradebook.db'}"
     # the hidden checks run in the re-check only, apart from the notebook, against the run's own lessons
     config.SafeExecute.checks_apart = True
-    config.SafeExecute.sandboxed = sandbox
+    config.SafeExecute.sandboxed = settings.sandbox
     config.Recheck.lessons = str(snapshot / "source")
     config.Recheck.timeout = float(config.Execute.timeout if "timeout" in config.Execute else CELL_TIMEOUT)
     config.Recheck.memory_mb = int(config.SafeExecute.memory_mb) if "memory_mb" in config.SafeExecute else 0
-    config.Recheck.sandboxed = sandbox
+    config.Recheck.sandboxed = settings.sandbox
     coursedir = coursedir_of(course_path, config)
     _WORKER.update(course=course_path, master=master, coursedir=coursedir,
                    api=NbGraderAPI(coursedir=coursedir, config=config))

@@ -142,6 +142,21 @@ def test_the_course_config_sets_the_grading_limits(tmp_path):
     assert SafeExecute(config=grading_config(tmp_path / "course", notebook_timeout=9)).notebook_timeout == 9
 
 
+def test_the_run_settings_from_the_command_line_reach_the_kernel_and_the_re_check(tmp_path):
+    from grader.cli import _parser
+    from grader.execute import SafeExecute
+    from grader.nbconfig import Settings, grading_config
+
+    args = _parser().parse_args(["autograde", "--course", str(tmp_path / "course"), "--timeout", "7",
+                                 "--notebook-timeout", "70", "--stall-timeout", "11", "--memory", "900"])
+    settings = Settings(timeout=args.timeout, notebook_timeout=args.notebook_timeout,
+                        stall_timeout=args.stall_timeout, memory_mb=args.memory)
+    executed = SafeExecute(config=grading_config(make_course(tmp_path / "course", lessons=["02-who-won"]), settings))
+    assert (executed.timeout, executed.notebook_timeout, executed.stall_timeout, executed.memory_mb) == (7, 70, 11, 900)
+    unchanged = SafeExecute(config=grading_config(tmp_path / "course", Settings()))
+    assert (unchanged.timeout, unchanged.stall_timeout) == (CELL_TIMEOUT, 60)
+
+
 # --- slow: real runs --------------------------------------------------------------------------
 
 

@@ -45,8 +45,8 @@ itself, whose names stay as they were):
 
 A name with a leading underscore belongs to the package: its modules share it, and it may change
 with them. Lessons and hidden tests use the names exported here; the grader's own tools reach a
-few hooks in the module that holds them (``student._FRESH`` and ``student._NOTE`` for
-``ttt-grader check``, ``failures.OutOfCpuTime`` for the re-check).
+few hooks in the module that holds them (``student.FRESH_COPY`` and ``student.WATCH_CALLS``, context
+variables, for ``ttt-grader check`` and the re-check; ``failures.OutOfCpuTime`` for the re-check).
 """
 
 from __future__ import annotations

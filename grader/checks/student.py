@@ -14,6 +14,7 @@ import io
 import operator
 import traceback
 import types
+from contextvars import ContextVar
 from typing import Any, Callable, Iterable, Iterator, Optional, Sequence
 
 import ttt.tictactoe as ref
@@ -28,7 +29,11 @@ from grader.checks.reference import (
 )
 
 
-_NOTE: list = [None]  # a callable told (call, board) before each call of a student's function, or None
+# Set by the grader's own tools for the checks they run (a ContextVar each: set with a token, put
+# back with it): a callable told (call, board) before each call of a student's function, and one
+# that returns a student's function by name from a new copy of the student's file.
+WATCH_CALLS: ContextVar[Callable[[str, Any], None] | None] = ContextVar("watch_calls", default=None)
+FRESH_COPY: ContextVar[Callable[[str], Callable] | None] = ContextVar("fresh_copy", default=None)
 
 
 def _student_raised(error: BaseException) -> bool:
@@ -138,8 +143,9 @@ class _Student:
 
     def __call__(self, *args: Any, call: str, board: Any = None, checked: str = "") -> Any:
         """Return the function's answer; anything it raises fails the check, saying what and where."""
-        if _NOTE[0] is not None:
-            _NOTE[0](call, board)
+        watch = WATCH_CALLS.get()
+        if watch is not None:
+            watch(call, board)
         try:
             return self.raw(*args)
         except (CheckFailed, NotImplementedError):
@@ -474,14 +480,12 @@ def _and(names: Sequence[str]) -> str:
     return " and ".join(names) if len(names) < 3 else ", ".join(names[:-1]) + " and " + names[-1]
 
 
-_FRESH: list = [None]  # a callable: name -> that function from a new copy of the student's file (ttt-grader check)
-
-
 def _fresh(function: Callable, name: str) -> Callable:
     """Return `function` with its memo emptied: from a new copy of its file where one can be loaded, else with
     every ``functools.lru_cache`` in its namespace cleared (a notebook's own dict memo is left as it is)."""
-    if _FRESH[0] is not None:
-        return _FRESH[0](name)
+    fresh = FRESH_COPY.get()
+    if fresh is not None:
+        return fresh(name)
     remote = _remote_of(function)
     if remote is not None:
         remote.clear_caches()
