@@ -19,6 +19,7 @@ from traitlets.config import Config, Configurable
 COURSE_ID = "ttt"
 CELL_TIMEOUT = 120  # CPU seconds per cell: far above what the slowest honest check uses
 NOTEBOOK_TIMEOUT = 600  # CPU seconds a whole notebook's cells may use
+MEMORY_MB = 2048  # the memory cap of every process that runs student code: a kernel, a student server
 NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
 
 CONFIG = '''\
@@ -112,4 +113,4 @@ def make_course(course_dir: str | Path, *, lessons: Optional[Iterable[str]] = No
     return root
 
 
-__all__ = ["SelfCheck", "course_config", "enabled_in", "CELL_TIMEOUT", "NOTEBOOK_TIMEOUT", "COURSE_ID", "NOTEBOOKS", "lesson_names", "lesson_path", "make_course", "notebooks_dir"]
+__all__ = ["SelfCheck", "course_config", "enabled_in", "CELL_TIMEOUT", "MEMORY_MB", "NOTEBOOK_TIMEOUT", "COURSE_ID", "NOTEBOOKS", "lesson_names", "lesson_path", "make_course", "notebooks_dir"]

@@ -28,9 +28,10 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from grader.course import CELL_TIMEOUT, MEMORY_MB
+
 FUNCTIONS = ("initial_state", "player", "actions", "result", "winner", "terminal", "utility", "minimax")
-MEMORY_MB = 2048
-CPU_SECONDS = 120  # CPU time a check may use; the slowest honest minimax uses about 20 (see benchmarks/README.md)
+CPU_SECONDS = CELL_TIMEOUT  # CPU time a check may use, as a test cell may; the slowest honest minimax uses about 20 (see benchmarks/README.md)
 _NOTE_BYTES = 4096  # where the subprocess writes the call it is making, for a file that kills it
 
 

@@ -30,8 +30,9 @@ import os
 import sys
 from pathlib import Path
 
+from grader.course import MEMORY_MB as DEFAULT_MEMORY_MB
+
 KERNEL_NAME = "ttt-grading"
-DEFAULT_MEMORY_MB = 2048
 MAX_FILE_MB = 256  # the largest file a kernel may write
 MORE_PROCESSES = 256  # processes a kernel's user may start beyond those it runs already (RLIMIT_NPROC)
 KERNELS_ENV, READ_ONLY_ENV, KERNEL_ENV = "TTT_GRADER_KERNELS", "TTT_GRADER_READ_ONLY", "TTT_GRADER_KERNEL"

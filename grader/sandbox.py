@@ -37,6 +37,7 @@ from pathlib import Path
 
 import psutil
 
+from grader.course import MEMORY_MB
 from grader.processes import die_with_parent, libc_prctl
 
 __all__ = ["Limits", "Sandbox", "SandboxUnavailable", "Tree", "available", "run_limited", "kernel_main"]
@@ -65,7 +66,7 @@ class SandboxUnavailable(RuntimeError):
 class Limits:
     """The rlimits of every process in a sandbox (core dumps are always off)."""
 
-    memory_mb: int = 2048  # RLIMIT_AS
+    memory_mb: int = MEMORY_MB  # RLIMIT_AS
     processes: int = 128  # RLIMIT_NPROC, counted on the sandbox's own uid
     file_mb: int = 256  # RLIMIT_FSIZE; also the size of each private tmpfs (/tmp, HOME, /dev/shm)
     open_files: int = 256  # RLIMIT_NOFILE
