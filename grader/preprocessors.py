@@ -27,7 +27,8 @@ outputs are cleaned, outputs of any other type that a browser would run or rende
 (JavaScript, SVG, widgets) are dropped, and Markdown and raw cells are cleaned, so a
 submission's ``<script>``, ``onerror`` attributes and the like reach the feedback as text.
 nbconvert's preprocessor leaves Markdown's ``>`` (quotes, ``v >= beta``), ``&`` and ``<``
-before a space or ``=`` escaped, which would show as ``&gt;`` in the feedback; none of them can
+before a space, a digit or ``=`` escaped (and ``&`` before a space or another ``&``), which would
+show as ``&gt;`` in the feedback (in a code span, as ``&amp;lt;``); none of them can
 open a tag, so ``SafeFeedback`` puts them back.
 
 A student's own text never stops the feedback: nbgrader's ``ClearHiddenTests`` raises on a hidden
@@ -167,7 +168,7 @@ class StderrAsStdout(NbGraderPreprocessor):
         return cell, resources
 
 
-_HARMLESS = re.compile(r"&gt;|&amp;(?=\s)|&lt;(?=[\s=])")
+_HARMLESS = re.compile(r"&gt;|&amp;(?=[\s&]|$)|&lt;(?=[\s=\d])")
 
 
 class SafeFeedback(SanitizeHTML):

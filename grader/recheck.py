@@ -265,7 +265,7 @@ def _run_test(source: str, grade_id: str, namespace: dict, remote, timeout: floa
         else:
             ename, evalue = getattr(error, "remote_type", None) or type(error).__name__, str(error)[:2000]
         passed, message = False, f"{ename}: {evalue}"[:2000]
-        hidden = bool(getattr(error, "_hidden_check", False))
+        hidden = bool(getattr(error, "_hidden_check", False)) or _raised_in_hidden_tests(error, source, grade_id)
     finally:
         student.WATCH_CALLS.reset(watching)
     output = printed.getvalue()
@@ -273,6 +273,30 @@ def _run_test(source: str, grade_id: str, namespace: dict, remote, timeout: floa
     if theirs:
         output += ("" if not output or output.endswith("\n") else "\n") + theirs
     return Verdict(passed, message, output[:OUTPUT_CHARS + 200], ename, evalue, hidden)
+
+
+def _raised_in_hidden_tests(error: BaseException, source: str, grade_id: str) -> bool:
+    """True if the test cell's own line that `error` last passed through is one of its hidden tests
+    (between nbgrader's BEGIN and END HIDDEN TESTS markers): a plain ``assert`` there is a hidden
+    test too, as a failing check of ``grader.checks`` says of itself."""
+    where = f"<test cell {grade_id}>"
+    line = None
+    trace = error.__traceback__
+    while trace is not None:
+        if trace.tb_frame.f_code.co_filename == where:
+            line = trace.tb_lineno
+        trace = trace.tb_next
+    if line is None:
+        return False
+    hidden, inside = set(), False
+    for number, text in enumerate(source.splitlines(), start=1):
+        if "BEGIN HIDDEN TESTS" in text:
+            inside = True
+        elif "END HIDDEN TESTS" in text:
+            inside = False
+        elif inside:
+            hidden.add(number)
+    return line in hidden
 
 
 def _reaching(submitted: list[dict], lesson: list[dict]) -> list[str]:

@@ -114,3 +114,12 @@ def test_a_sandbox_that_cannot_start_is_reported_and_changes_no_output(tmp_path,
     nb, _, report = recheck(tmp_path, sandbox=True)
     assert "no sandbox on this machine today" in report["unserved"]
     assert [c.get("outputs") for c in nb.cells] == [c.get("outputs") for c in before.cells]
+
+
+def test_a_failing_hidden_test_scores_zero_without_calling_the_submission_suspicious(rechecked):
+    _, cells, report = rechecked
+    hidden = cells["hidden"]
+    assert score(hidden) == 0
+    assert [(o.ename, o.evalue) for o in hidden.outputs if o.output_type == "error"] == [("AssertionError", "a hidden test")]
+    assert not any("Re-checked apart" in o.get("text", "") for o in hidden.outputs)
+    assert not any("hidden" in line for line in report["suspicious"])

@@ -102,6 +102,8 @@ def test_the_test_cells_headings_keep_their_bold(autograded, resources):
     ("alpha <= v", "alpha <= v"),
     ("x < y", "x < y"),
     ("a & b", "a & b"),
+    ("`x<5`", "`x<5`"),  # < before a digit opens no tag: a code span shows it as written
+    ("`a && b`", "`a && b`"),
     ("AT&T", "AT&amp;T"),  # & before a letter could start an entity
     ("if a<b: pass", "if a&lt;b: pass"),  # < before a letter could open a tag
     ("<script>alert(1)</script>", "&lt;script>alert(1)&lt;/script>"),
@@ -111,5 +113,6 @@ def test_the_test_cells_headings_keep_their_bold(autograded, resources):
     ("<!-- hidden -->", ""),
 ])
 def test_only_what_cannot_open_a_tag_or_an_entity_is_put_back(preprocessor, text, shown):
-    """>, & before a space and < before a space or = read as written; every tag, attribute and entity start stays escaped."""
+    """>, & before a space or &, and < before a space, a digit or = read as written; every tag, attribute and entity
+    start stays escaped."""
     assert preprocessor.sanitize_html_tags(text) == shown
