@@ -1389,17 +1389,21 @@ class Remote:
             self._cpu_last = (reading, now)
         return self._cpu_base + reading
 
-    def _call_limit(self) -> Optional[float]:
+    def _call_limit(self) -> tuple[Optional[float], Optional[float]]:
+        """The CPU seconds the next call may use, and the budget (its seconds in all) when what is
+        left of one is what bounds it (else None)."""
         limit = self._cpu_limits[-1] if self._cpu_limits else None
         limit = self.cpu if limit is None else limit
+        bound_by = None
         if self._budgets:
             used = self.cpu_seconds(fresh=False)
             for began, seconds in self._budgets:
                 left = seconds - (used - began)
                 if left <= 0:
                     raise RemoteTimeout(f"the test used more than its {seconds:g} s of CPU time")
-                limit = left if limit is None else min(limit, left)
-        return limit
+                if limit is None or left < limit:
+                    limit, bound_by = left, seconds
+        return limit, bound_by
 
     # calls
 
@@ -1410,7 +1414,7 @@ class Remote:
         if encoder.unplain:
             raise NotPlainData(f"{function.__name__} can only be given plain data (None, bool, int, float, str, bytes, "
                                f"tuple, list, set, frozenset, dict), not {_glimpse(args)}")
-        limit = self._call_limit()
+        limit, budget = self._call_limit()
         message = {"op": "call", "id": function.id, "data": tree, "cpu": limit,
                    "traps": self._traps[-1] if self._traps else None}
         self.calls += 1
@@ -1423,6 +1427,8 @@ class Remote:
             raise relayed[0]
         if "out_of_time" in reply:
             used = reply["out_of_time"]
+            if budget is not None:  # the test's time ran out in this call: said as the test's limit, not what was left
+                raise RemoteTimeout(f"the test used more than its {budget:g} s of CPU time")
             raise RemoteTimeout(f"{function.__name__} used more than its {limit:g} s of CPU time" if limit is not None else
                                 f"{function.__name__} ran out of CPU time" + (f" ({used:g} s)" if isinstance(used, (int, float)) else ""))
         if "not_written" in reply:
