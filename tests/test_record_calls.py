@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from ttt.draw import _plan, draw_tree
+from ttt.draw import draw_tree, plan_tree
 from ttt.games.classic import TicTacToe, parse_board
 from ttt.tictactoe import from_text
 from ttt.search import Cutoff
@@ -203,7 +203,7 @@ def test_a_recording_keeps_the_first_nodes_that_deep_and_counts_the_rest(student
     assert 0 < len(nodes) <= cap and max(n.depth for n in nodes.values()) <= depth
     assert kept.node_count == whole.node_count  # every node the search visited is counted ...
     assert sum(kept.unkept.values()) == whole.node_count - len(nodes)  # ... the rest under a kept node
-    same = dict(zip(sorted(nodes), _plan(all_nodes, max_depth=depth, max_nodes=cap).shown))
+    same = dict(zip(sorted(nodes), plan_tree(all_nodes, max_depth=depth, max_nodes=cap).shown))
     assert len(same) == len(nodes)  # the kept nodes are the whole recording's first ones that deep ...
     for i, node in nodes.items():  # ... with its boards, moves and values
         twin = all_nodes[same[i]]

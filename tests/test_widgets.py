@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from ttt.draw import _value_text, step_sentence
+from ttt.draw import step_sentence, value_text
 from ttt.games.classic import LINES, TicTacToe, parse_board
 from ttt.search import Cutoff, Enter, Exit, Leaf
 from ttt.tictactoe import from_text, result, terminal, utility
@@ -272,7 +272,7 @@ def test_the_explorer_data_at_step_k_is_exactly_the_first_k_events(board, algori
         known = build_tree(trace.events[:k])
         for i, n in nodes.items():
             if i in known:
-                assert text_at(n, k)[0] == _value_text(known[i]), (k, i)
+                assert text_at(n, k)[0] == value_text(known[i]), (k, i)
             else:
                 assert n["enter"] > k
         step = data["steps"][k - 1]

@@ -8,22 +8,25 @@ move; a cut-off is a dashed grey edge to a stub naming the moves it skipped; the
 variation (for MCTS, the most visited path) is bold. Building the DOT text needs no ``dot``
 program; only rendering does.
 
-`step_sentence` says in words what one event of the search did (the explorer in
-``ttt.widgets`` shows it at each step). What a trace means (its principal variation, backed-up
-values, counts) is the trace's own business (``ttt.trace``); this module only draws it.
+`steps` reads a trace one event at a time, as the step-by-step view shows it: each step's
+sentence saying in words what the event did (`step_sentence`), the nodes it changed and what
+they now show. The explorer in ``ttt.widgets`` reads the same steps. What a trace means (its
+tree, principal variation, backed-up values, counts, visits) is the trace's own business
+(``ttt.trace``); this module only draws it and says it.
 """
 
 from __future__ import annotations
 
 import html
 import math
+import weakref
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any, Mapping, NamedTuple, Optional
 
 import graphviz
 
 from ttt.search import Backup, Cutoff, Enter, Event, Exit, Leaf, Rollout, Select
-from ttt.trace import Trace, TraceNode, TreeBuilder, backed_up_values, build_tree
+from ttt.trace import Trace, TraceNode, backed_up_values
 
 MAX_FILL = "#dbe9f6"  # MAX nodes: pale blue
 MIN_FILL = "#fbe3d6"  # MIN nodes: pale orange
@@ -66,8 +69,9 @@ def _plural(n: int, word: str) -> str:
     return f"{n} {word}" if n == 1 else f"{n} {word}s"
 
 
-def _value_text(node: TraceNode, *, known: bool = True) -> str:
-    """Return a node's value line: 'v = 0' once known, 'v ≥ 0' / 'v ≤ 0' as a bound, else 'v = ?'.
+def value_text(node: TraceNode, *, known: bool = True) -> str:
+    """Return a node's value line as the pictures and the explorer write it: 'v = 0' once
+    known, 'v ≥ 0' / 'v ≤ 0' as a bound while the search is still under way, else 'v = ?'.
 
     With `known` False (a search that never reports values, such as a student's search
     recorded through its calls) a node that is not a game-over leaf gets no value line.
@@ -88,7 +92,7 @@ def _wrong_text(true_value: float) -> str:
     return f"true value: {number(true_value)}"
 
 
-def _caption(trace: Trace, nodes: dict[int, TraceNode]) -> str:
+def _caption(trace: Trace, nodes: Mapping[int, TraceNode]) -> str:
     """Return what a recorded student search chose and how its values compare with the true ones ('' otherwise)."""
     if not trace.true_values:
         return ""
@@ -106,16 +110,18 @@ def _caption(trace: Trace, nodes: dict[int, TraceNode]) -> str:
     return r"\n".join(parts)
 
 
-def _window_text(node: TraceNode) -> str:
+def window_text(node: TraceNode) -> str:
+    """Return a node's alpha-beta window as the pictures and the explorer write it: 'α=-∞  β=1'."""
     return f"α={number(node.alpha)}  β={number(node.beta)}"
 
 
 def visits_text(node: TraceNode) -> str:
     """Return an MCTS node's counts as the pictures and the explorer write them: 'N=12  Q=0.58'.
 
-    N is the playouts through the node, Q their mean result for the player who moved into it
-    (1 a win, 0.5 a tie, 0 a loss), as AIMA Fig. 5.10 writes wins / playouts; a node just added
-    and not yet played out is 'N=0  new'.
+    N is the playouts through the node (its `visits`), Q their mean result for the player who
+    moved into it (its `mean`: 1 a win, 0.5 a tie, 0 a loss), as AIMA Fig. 5.10 writes wins /
+    playouts, and as ``Trace.visits`` and ``Trace.mean`` read them; a node just added and not
+    yet played out is 'N=0  new'.
     """
     if not node.visits:
         return "N=0  new"
@@ -249,8 +255,8 @@ def draw_board(board: Any, *, game: Any = None, highlight: tuple = ()) -> BoardP
 
 
 @dataclass
-class _Plan:
-    """Which nodes of a trace are drawn, and what the drawing leaves out."""
+class TreePlan:
+    """Which nodes of a trace are drawn, and what the drawing leaves out (`plan_tree`)."""
 
     shown: list[int]  # node ids, in search order
     more: dict[int, list[int]]  # shown node -> the descendants left out below it
@@ -258,8 +264,14 @@ class _Plan:
     total: int
 
 
-def _plan(nodes: dict, *, max_depth: Optional[int], max_nodes: Optional[int]) -> _Plan:
-    """Return which nodes to draw: search order, at most `max_nodes`, no deeper than `max_depth`."""
+def plan_tree(nodes: Mapping[int, TraceNode], *, max_depth: Optional[int], max_nodes: Optional[int]) -> TreePlan:
+    """Return which nodes of a tree (``Trace.nodes``) to draw: in search order, at most `max_nodes`,
+    none deeper than `max_depth`, each under a drawn parent; and, for each drawn node, the nodes
+    below it left out, which its "… N more" stub stands for.
+
+    `draw_tree` and the explorer (``ttt.widgets``) cut a big tree the same way with it, so the
+    picture and the explorer show the same nodes.
+    """
     shown: list[int] = []
     keep: set[int] = set()
     for i in sorted(nodes):
@@ -283,7 +295,7 @@ def _plan(nodes: dict, *, max_depth: Optional[int], max_nodes: Optional[int]) ->
             continue
         hidden_by[i] = anchor
         more.setdefault(anchor, []).append(i)
-    return _Plan(shown, more, hidden_by, len(nodes))
+    return TreePlan(shown, more, hidden_by, len(nodes))
 
 
 def _node_label(game: Any, node: Any, *, value: str, window: Optional[str], note: str = "", slot: int = SLOT_WIDTH) -> str:
@@ -328,41 +340,55 @@ def fit_width(svg: str) -> str:
     return f'<div class="ttt-tree-fit" style="max-width:100%">{svg}</div>'
 
 
-def _tree_digraph(
-    trace: Trace, *, max_depth: Optional[int], max_nodes: Optional[int], slots: bool
-) -> tuple[graphviz.Digraph, _Plan, dict]:
-    """Return (the Digraph, what it shows, the nodes); with `slots`, value lines are placeholders."""
+def draw_tree(trace: Trace, *, max_depth: Optional[int] = None, max_nodes: Optional[int] = 300) -> graphviz.Digraph:
+    """Return the search tree of `trace` as a ``graphviz.Digraph`` (AIMA Fig. 5.2 / 5.5).
+
+    Each node shows ▲ MAX or ▼ MIN and, in grey, '#' and its visit number (the order the search
+    reached it; not a value), its board, its value (a bound 'v ≥ 1' while the search was still
+    under way; for a search recorded through its calls, the values backed up from its game-over
+    leaves, `backed_up_values`, where every leaf below is known), and for
+    alpha-beta its window α, β as the node was left; for Monte Carlo tree search, its visits and
+    mean result instead (``Trace.visits`` and ``Trace.mean`` as `visits_text` writes them:
+    "N=12  Q=0.58", the title says what they mean), each
+    edge as wide as the share of the playouts that went through it, and the most visited path
+    bold. Edges carry the move; a cut-off is a
+    dashed grey edge (id ``pruned<node>``, class ``pruned``) to a stub naming the skipped
+    moves; the principal variation (``Trace.principal_variation``) is bold. Nodes deeper
+    than `max_depth`, or beyond the first
+    `max_nodes` in search order, are replaced by a "… N more" stub under their nearest drawn
+    ancestor, and the graph's title says how many nodes are shown. Node ids are ``n<node>``
+    and tree edges ``e<child>``, the same in the DOT and in the SVG ``dot`` makes of it.
+    """
     game = trace.game
-    nodes = build_tree(trace.events)
-    plan = _plan(nodes, max_depth=max_depth, max_nodes=max_nodes)
+    nodes = trace.nodes
+    plan = plan_tree(nodes, max_depth=max_depth, max_nodes=max_nodes)
     windows = trace.has_windows
     known = trace.reports_values
-    backed = {} if known or slots else backed_up_values(nodes)
-    pv = set(trace.principal_variation()) if not slots else set()
+    visits = trace.has_visits
+    backed = {} if known or visits else backed_up_values(nodes)
+    pv = set(trace.principal_variation())
     wrong = trace.wrong_values()
     dot = TreeDrawing(name="search", comment=f"{trace.algorithm} search tree")
     dot.attr("graph", rankdir="TB", nodesep="0.06", ranksep="0.3", fontname="Helvetica", fontsize="11")
     dot.attr("node", shape="box", style="rounded,filled", fontname="Helvetica", fontsize="10", margin="0.04,0.02")
     dot.attr("edge", fontname="Helvetica", fontsize="10", arrowsize="0.6")
-    total = plan.total + sum(trace.unkept.values())
-    visits = trace.has_visits
-    root_visits = max((n.visits for n in nodes.values()), default=0)  # the root's: no node has more
+    total = trace.node_count
+    root_visits = trace.visits(min(nodes)) if visits and nodes else 0  # N at the root: the iterations
     title = [f"showing {len(plan.shown)} of {total} nodes"] if total > len(plan.shown) else []
     if visits:
         title += [f"Monte Carlo tree search, {_plural(trace.iterations, 'iteration')}; the most visited path is bold",
                   VISITS_LEGEND]
-    title += [_caption(trace, nodes)] if _caption(trace, nodes) else []
+    caption = _caption(trace, nodes)
+    title += [caption] if caption else []
     if title:
         dot.attr("graph", label=r"\n".join(title), labelloc="t")
     for i in plan.shown:
         node = nodes[i]
-        if slots:
-            value, window = f"@v{i}@", (f"@w{i}@" if windows else None)
-        elif visits:
+        if visits:
             value, window = html.escape(visits_text(node)), None
         else:
-            value = html.escape(f"v = {number(backed[i])}" if i in backed else _value_text(node, known=known))
-            window = _window_text(node) if windows else None
+            value = html.escape(f"v = {number(backed[i])}" if i in backed else value_text(node, known=known))
+            window = window_text(node) if windows else None
         style = "rounded,filled,bold" if i in pv else "rounded,filled"
         dot.node(
             f"n{i}",
@@ -379,7 +405,7 @@ def _tree_digraph(
             bold = i in pv and node.parent in pv
             width = 2.5 if bold else 1
             if visits and root_visits:  # MCTS: an edge as wide as the share of playouts through it
-                width = max(width, round(1 + 5 * node.visits / root_visits, 1))
+                width = max(width, round(1 + 5 * trace.visits(i) / root_visits, 1))
             dot.edge(
                 f"n{node.parent}",
                 f"n{i}",
@@ -416,28 +442,6 @@ def _tree_digraph(
             dot.node(f"more{i}", f"… {count} more", id=f"more{i}", shape="plaintext", style="", fontcolor="#555555",
                      fontsize="10", **{"class": "more"})
             dot.edge(f"n{i}", f"more{i}", id=f"emore{i}", color="#bbbbbb", arrowhead="none", **{"class": "more"})
-    return dot, plan, nodes
-
-
-def draw_tree(trace: Trace, *, max_depth: Optional[int] = None, max_nodes: Optional[int] = 300) -> graphviz.Digraph:
-    """Return the search tree of `trace` as a ``graphviz.Digraph`` (AIMA Fig. 5.2 / 5.5).
-
-    Each node shows ▲ MAX or ▼ MIN and, in grey, '#' and its visit number (the order the search
-    reached it; not a value), its board, its value (a bound 'v ≥ 1' while the search was still
-    under way; for a search recorded through its calls, the values backed up from its game-over
-    leaves, `backed_up_values`, where every leaf below is known), and for
-    alpha-beta its window α, β as the node was left; for Monte Carlo tree search, its visits and
-    mean result instead (`visits_text`: "N=12  Q=0.58", the title says what they mean), each
-    edge as wide as the share of the playouts that went through it, and the most visited path
-    bold. Edges carry the move; a cut-off is a
-    dashed grey edge (id ``pruned<node>``, class ``pruned``) to a stub naming the skipped
-    moves; the principal variation (``Trace.principal_variation``) is bold. Nodes deeper
-    than `max_depth`, or beyond the first
-    `max_nodes` in search order, are replaced by a "… N more" stub under their nearest drawn
-    ancestor, and the graph's title says how many nodes are shown. Node ids are ``n<node>``
-    and tree edges ``e<child>``, the same in the DOT and in the SVG ``dot`` makes of it.
-    """
-    dot, _, _ = _tree_digraph(trace, max_depth=max_depth, max_nodes=max_nodes, slots=False)
     return dot
 
 
@@ -453,35 +457,100 @@ def render_svg(dot: graphviz.Digraph) -> str:
 # --- words for the step-by-step view ------------------------------------------------------
 
 
+class Step(NamedTuple):
+    """One event of a recorded search as the step-by-step view shows it (`steps`).
+
+    `number` counts from 1 (step 0 is the moment before the search starts). `node` is the node
+    the step is about: its event's; for a selection, the child selected; for a rollout or
+    back-up from a node the recording did not keep, the deepest kept node of the iteration's
+    `path` (Monte Carlo tree search: the nodes of the iteration under way, root first; empty
+    for other searches). `texts` holds (node, value line, window line) for each node whose
+    value, window or visits the event changed, as the pictures write them then; `scores`, for
+    a selection, (child, its UCB score as `ucb_text` writes it).
+    """
+
+    number: int
+    event: Event
+    node: int
+    sentence: str
+    texts: tuple[tuple[int, str, str], ...] = ()
+    scores: tuple[tuple[int, str], ...] = ()
+    path: tuple[int, ...] = ()
+
+
+_STEPS: "weakref.WeakKeyDictionary[Trace, tuple[Step, ...]]" = weakref.WeakKeyDictionary()
+
+
+def steps(trace: Trace) -> tuple[Step, ...]:
+    """Return the steps of `trace`, one for each event, in order (see `Step`).
+
+    The one place where a search is read step by step: the sentences (`step_sentence`,
+    `step_sentences`) and the explorer (``ttt.widgets``) both read these. They are worked out in
+    one pass over the events (``Trace.replay``, which also builds the trace's tree) the first
+    time they are asked for, and kept while the trace lives: a trace never changes.
+    """
+    found = _STEPS.get(trace)
+    if found is not None:
+        return found
+    game, windows, visits, known = trace.game, trace.has_windows, trace.has_visits, trace.reports_values
+    iteration = 1  # MCTS: the iteration under way
+    walk: list[int] = []  # MCTS: its path so far, root first
+    made = []
+    written: dict[tuple, tuple[str, str]] = {}  # a node's two lines, by what they are made of: written once
+
+    def lines(i: int, node: TraceNode) -> tuple[int, str, str]:
+        key = (node.visits, node.total) if visits else (node.done, node.value, node.maximizing, node.alpha, node.beta)
+        found = written.get(key)
+        if found is None:
+            found = written[key] = (visits_text(node) if visits else value_text(node, known=known),
+                                    window_text(node) if windows else "")
+        return (i, *found)
+
+    for number, (event, changed, nodes) in enumerate(trace.replay(), start=1):
+        sentence = event_sentence(game, event, nodes, windows=windows, visits=visits, iteration=iteration)
+        texts = tuple([lines(i, nodes[i]) for i in changed])
+        about, scores, path = event.node, (), ()
+        if visits:
+            if isinstance(event, Select):
+                scores = tuple((score.node, ucb_text(score)) for score in event.children)
+                walk = (walk or [event.node]) + [event.chosen]
+                about = event.chosen
+            elif isinstance(event, Enter):
+                walk = (walk or [event.parent]) + [event.node] if event.parent is not None else [event.node]
+            elif isinstance(event, Rollout):
+                walk = walk or [event.node]
+            elif isinstance(event, Backup):
+                walk = [t.node for t in event.path]
+                iteration += 1
+            if event.node not in nodes and walk:  # below the nodes kept: the deepest kept one on the path
+                about = walk[-1]
+            path = tuple(walk)
+            if isinstance(event, (Backup, Exit)):
+                walk = []
+        made.append(Step(number, event, about, sentence, texts, scores, path))
+    found = tuple(made)
+    _STEPS[trace] = found
+    return found
+
+
 def step_sentence(trace: Trace, k: int) -> str:
-    """Return one sentence saying what the `k`-th event (1-based) of the search did.
+    """Return one sentence saying what the `k`-th event (1-based) of the search did (`steps`).
 
     For example "MIN node 12: value 0 <= alpha 0, so its last 2 moves are pruned (7, 8): MAX
     above already has a move at least as good.", or for Monte Carlo tree search "Iteration 7:
     rollout from node 12: 11 random moves, X won." Step 0 is the moment before the search starts.
     """
-    events = trace.events
-    if k <= 0 or not events:
-        return "Before the search: press Step to start at the root." if events else "No search was recorded."
-    k = min(k, len(events))
-    return event_sentence(trace.game, events[k - 1], build_tree(events[:k]), windows=trace.has_windows,
-                          visits=trace.has_visits, iteration=trace.counts(k - 1)["iterations"] + 1)
+    if k <= 0 or not trace.events:
+        return "Before the search: press Step to start at the root." if trace.events else "No search was recorded."
+    return steps(trace)[min(k, len(trace.events)) - 1].sentence
 
 
 def step_sentences(trace: Trace) -> list[str]:
-    """Return `step_sentence(trace, k)` for k = 1 .. len(trace), in one pass over the events."""
-    builder = TreeBuilder()
-    windows, visits = trace.has_windows, trace.has_visits
-    iteration = 1
-    found = []
-    for event in trace.events:
-        builder.apply(event)
-        found.append(event_sentence(trace.game, event, builder.nodes, windows=windows, visits=visits, iteration=iteration))
-        iteration += isinstance(event, Backup)
-    return found
+    """Return `step_sentence(trace, k)` for k = 1 .. len(trace): the sentences of its `steps`."""
+    return [step.sentence for step in steps(trace)]
 
 
-def event_sentence(game: Any, event: Event, nodes: dict[int, TraceNode], *, windows: bool, visits: bool = False,
+def event_sentence(game: Any, event: Event, nodes: Mapping[int, TraceNode], *, windows: bool, visits: bool = False,
                    iteration: int = 1) -> str:
     """Return the sentence for `event`, given the tree `nodes` as it stands once it has happened.
 
@@ -526,7 +595,7 @@ def event_sentence(game: Any, event: Event, nodes: dict[int, TraceNode], *, wind
     return f"{name} is done: value {number(event.value)}{best}. Back to {_side(parent.maximizing)} node {parent.id}{update}."
 
 
-def _mcts_sentence(game: Any, event: Event, nodes: dict[int, TraceNode], iteration: int) -> str:
+def _mcts_sentence(game: Any, event: Event, nodes: Mapping[int, TraceNode], iteration: int) -> str:
     """Return what one event of Monte Carlo tree search did, in the words of its four phases (AIMA Fig. 5.11).
 
     A recording kept to its first nodes (``ttt.trace.MCTSRecorder``) may roll out from a node it

@@ -5,19 +5,23 @@ tree search, which grows its tree anywhere); `record` runs a search with one and
 `Trace`. `record_calls` records a *student's own* search instead, by watching the
 calls it makes to ``result`` (and ``utility``) in a notebook's namespace. Either way, the
 drawings (``ttt.draw``) and the explorer (``ttt.widgets``) read the same `Trace`, and every
-question about it is answered here: its tree, its principal variation, the values backed up
-from its leaves, its counts at each step, the values it got wrong, and for MCTS each node's
-visits and mean result after any step.
+question about it is answered here, once (a trace never changes, so each answer is kept): its
+tree, its principal variation, the values backed up from its leaves, its counts at each step,
+the values it got wrong, what the search shows (fields the recording sets, declared for each
+algorithm in `ALGORITHMS`), and for MCTS each node's visits N and mean result Q after any step.
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import math
 import random
+from array import array
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator, MutableMapping, Optional
+from types import MappingProxyType
+from typing import Any, Callable, Iterator, Mapping, MutableMapping, Optional, Sequence
 
 from ttt import search
 from ttt.games.base import Game
@@ -30,9 +34,9 @@ class TraceNode:
 
     Between its children a node's `value` is the best returned so far (a bound) and its window
     narrows as in AIMA Fig. 5.7; once `done`, they are final. In Monte Carlo tree search a node
-    has `visits` (playouts through it so far) and `total` (their results for the player who
-    moved into it: 1 a win, 0.5 a tie, 0 a loss), so its `mean` result, as AIMA Fig. 5.10 writes
-    them (wins / playouts); only the root gets a value, the search's, at its end.
+    has `visits` (N: playouts through it so far) and `total` (their results for the player who
+    moved into it: 1 a win, 0.5 a tie, 0 a loss), so its `mean` result (Q), as AIMA Fig. 5.10
+    writes them (wins / playouts); only the root gets a value, the search's, at its end.
     """
 
     id: int
@@ -182,9 +186,24 @@ class MCTSRecorder(Recorder):
             self.events.append(event)
 
 
-@dataclass
+@dataclass(frozen=True, eq=False)
 class Trace:
-    """A recorded search: its events in order, the game, and the search's result (if known)."""
+    """A recorded search: its events in order, the game, and the search's result (if known).
+
+    A trace never changes once recorded, so what it answers is worked out once, when first
+    asked, and kept: its tree (`nodes`, built from the events once however often it is read),
+    its counts at every step, its principal variation. `upto` gives the search as it stood after
+    any step, a trace of its own.
+
+    What the search shows is said by four fields that the recording sets (`record` declares
+    them for each algorithm in `ALGORITHMS`, `record_calls` from what it saw), so that the
+    pictures and the explorer never test an algorithm's name and a new search only declares
+    them: `reports_values` (the search gives the values of the nodes it finishes, not only of
+    game-over leaves), `has_windows` (it keeps an alpha-beta window worth showing), `prunes`
+    (it may cut moves off) and `has_visits` (it counts visits and mean results, as Monte Carlo
+    tree search does: `visits` and `mean` read them). A trace made directly from events, with
+    these left out (None), reads each from what its events hold.
+    """
 
     game: Game
     events: list[Event]
@@ -193,58 +212,90 @@ class Trace:
     chosen: Any = None  # a recorded student search: the move its code returned at the root
     true_values: dict[int, float] = field(default_factory=dict)  # node -> its value with perfect play, where known
     unkept: dict[int, int] = field(default_factory=dict)  # node -> the nodes searched below it that were not kept
+    reports_values: Optional[bool] = None  # its Exit events give the values of the nodes it finishes
+    has_windows: Optional[bool] = None  # it keeps an alpha-beta window worth showing
+    prunes: Optional[bool] = None  # it may cut moves off (Cutoff events)
+    has_visits: Optional[bool] = None  # its nodes count visits and mean results (MCTS), not minimax values
+
+    def __post_init__(self) -> None:
+        events = self.events
+        windowed = (Enter, Exit, Cutoff)
+        told = {  # what the events hold, for a field left out
+            "reports_values": lambda: any(isinstance(e, Exit) for e in events),
+            "has_windows": lambda: any(isinstance(e, windowed) and (e.alpha != -math.inf or e.beta != math.inf)
+                                       for e in events),
+            "prunes": lambda: any(isinstance(e, Cutoff) for e in events),
+            "has_visits": lambda: any(isinstance(e, (Select, Rollout, Backup)) for e in events),
+        }
+        for name, read in told.items():
+            if getattr(self, name) is None:
+                object.__setattr__(self, name, read())
 
     def __len__(self) -> int:
         return len(self.events)
 
     def upto(self, k: int) -> "Trace":
-        """Return the trace of the first `k` events: the search as it stood after step `k`."""
-        return Trace(self.game, self.events[: max(0, k)], self.result if k >= len(self.events) else None, self.algorithm,
-                     self.chosen, self.true_values, self.unkept if k >= len(self.events) else {})
+        """Return the trace of the first `k` events: the search as it stood after step `k`.
 
-    @property
-    def nodes(self) -> dict[int, TraceNode]:
-        """Return the tree the events describe, node id -> node (the root is node 0)."""
-        return build_tree(self.events)
-
-    @property
-    def reports_values(self) -> bool:
-        """Return True if the search reports the values of inner nodes (it has Exit events)."""
-        return self.algorithm in ALGORITHMS or any(isinstance(e, Exit) for e in self.events)
-
-    @property
-    def has_visits(self) -> bool:
-        """Return True if the search counts visits (MCTS): its nodes show visits and mean results, not minimax values."""
-        return self.algorithm in VISIT_COUNTING or any(isinstance(e, (Select, Rollout, Backup)) for e in self.events)
-
-    @property
-    def has_windows(self) -> bool:
-        """Return True if the search keeps an alpha-beta window worth showing."""
-        if self.algorithm in ("alphabeta", "depth-limited"):
-            return True
-        return any(
-            isinstance(e, (Enter, Exit, Cutoff)) and (e.alpha != -math.inf or e.beta != math.inf) for e in self.events
-        )
-
-    def principal_variation(self) -> list[int]:
-        """Return the node ids from the root along best moves, as far as they are known: the bold path.
-
-        A search that reports values names each node's best move; MCTS's path goes, each step,
-        to the most visited child (`most_visited_path`), the move it would choose there. For a search recorded through
-        its calls (only game-over values known), the path starts with the move its code chose at
-        the root (`chosen`) and goes on, each step, to the first child whose backed-up value
-        (`backed_up_values`) is its parent's.
+        It keeps this trace's fields (what the search shows is the same at every step) and
+        shares its events, so taking it costs a slice of the event list; its tree is built only
+        if asked for. At or after the last step it is this trace itself.
         """
+        if k >= len(self.events):
+            return self
+        return dataclasses.replace(self, events=self.events[: max(0, k)], result=None, unkept={})
+
+    @functools.cached_property
+    def nodes(self) -> Mapping[int, TraceNode]:
+        """Return the tree the events describe, node id -> node (the root is node 0).
+
+        Built once, the first time it is asked for (or by the first whole `replay`), and then
+        read: a node's fields are the search's last word on it, not to be changed.
+        """
+        return MappingProxyType(build_tree(self.events))
+
+    def replay(self) -> Iterator[tuple[Event, tuple[int, ...], Mapping[int, TraceNode]]]:
+        """Yield (event, the ids of the nodes it changed, the tree once it has happened) for each event, in order.
+
+        This is how the step-by-step view reads the search: one pass over the events, the tree
+        growing as they come (the same mapping each time, its nodes changed in place: read what
+        a step needs while at it). The tree a whole replay ends with is the trace's `nodes`, so
+        replaying and then asking for the tree builds it once.
+        """
+        builder = TreeBuilder()
+        tree = MappingProxyType(builder.nodes)
+        for event in self.events:
+            yield event, builder.apply(event), tree
+        self.__dict__.setdefault("nodes", tree)  # the finished tree: `nodes`, unless already built
+
+    def visits(self, node: int) -> int:
+        """Return N, the playouts through `node` at the end of a Monte Carlo tree search (0 for other searches).
+
+        The root's is the number of iterations; any node's is its children's plus the playouts
+        begun at it (one, when it was added; more at a game-over node). AIMA Fig. 5.10 writes it
+        under each node; ``upto(k).visits(node)`` is N after step `k`.
+        """
+        return self.nodes[node].visits
+
+    def mean(self, node: int) -> Optional[float]:
+        """Return Q, the mean result of the playouts through `node` for the player who moved into it
+        (1 a win, 0.5 a tie, 0 a loss), at the end of a Monte Carlo tree search; None before any
+        playout (and for other searches). ``nodes[node].value_for_x`` gives it as a value for X,
+        and ``upto(k).mean(node)`` is Q after step `k`."""
+        return self.nodes[node].mean
+
+    @functools.cached_property
+    def _principal_variation(self) -> tuple[int, ...]:
         nodes = self.nodes
         if not nodes:
-            return []
+            return ()
         root = min(nodes)
         if self.has_visits:
-            return most_visited_path(nodes, root)
+            return tuple(most_visited_path(nodes, root))
         known = self.reports_values
         values = {} if known else backed_up_values(nodes)
         if not known and root not in values and self.chosen is None:
-            return []
+            return ()
         path = [root]
         if not known:
             path += [c for c in nodes[root].children if self.chosen is not None and nodes[c].move == self.chosen][:1]
@@ -255,24 +306,84 @@ class Trace:
             else:
                 nxt = [c for c in node.children if node.id in values and values.get(c) == values[node.id]]
             if not nxt:
-                return path
+                return tuple(path)
             path.append(nxt[0])
+
+    def principal_variation(self) -> list[int]:
+        """Return the node ids from the root along best moves, as far as they are known: the bold path.
+
+        A search that reports values names each node's best move; MCTS's path goes, each step,
+        to the most visited child (`most_visited_path`), the move it would choose there. For a search recorded through
+        its calls (only game-over values known), the path starts with the move its code chose at
+        the root (`chosen`) and goes on, each step, to the first child whose backed-up value
+        (`backed_up_values`) is its parent's.
+        """
+        return list(self._principal_variation)
+
+    @functools.cached_property
+    def _tallies(self) -> tuple[array, array, array, array]:
+        """Return, for k = 0 .. len(events), the nodes entered, cut-offs, moves pruned and back-ups of the first k events."""
+        found = (array("q", [0]), array("q", [0]), array("q", [0]), array("q", [0]))
+        nodes, cutoffs, pruned, backups = found
+        n = c = p = b = 0
+        for e in self.events:
+            if isinstance(e, Enter):
+                n += 1
+            elif isinstance(e, Cutoff):
+                c += 1
+                p += len(e.skipped)
+            elif isinstance(e, Backup):
+                b += 1
+            nodes.append(n)
+            cutoffs.append(c)
+            pruned.append(p)
+            backups.append(b)
+        return found
 
     def counts(self, k: int) -> dict[str, int]:
         """Return how far the search is after `k` events: nodes visited (for MCTS: added to its
-        tree), cut-offs, moves pruned, and MCTS's iterations finished (its back-ups)."""
-        events = self.events[: max(0, k)]
-        return {
-            "nodes": sum(isinstance(e, Enter) for e in events),
-            "cutoffs": sum(isinstance(e, Cutoff) for e in events),
-            "pruned": sum(len(e.skipped) for e in events if isinstance(e, Cutoff)),
-            "iterations": sum(isinstance(e, Backup) for e in events),
-        }
+        tree), cut-offs, moves pruned, and MCTS's iterations finished (its back-ups).
+
+        The counts of every step are worked out together, the first time one is asked for, so
+        stepping through a search asks nothing twice.
+        """
+        k = min(max(0, k), len(self.events))
+        nodes, cutoffs, pruned, backups = self._tallies
+        return {"nodes": nodes[k], "cutoffs": cutoffs[k], "pruned": pruned[k], "iterations": backups[k]}
+
+    def counts_by_step(self) -> dict[str, Sequence[int]]:
+        """Return the `counts` of every step at once, name -> a read-only sequence:
+        ``counts_by_step()[name][k] == counts(k)[name]`` for k = 0 .. len(trace). A view that
+        shows the counts of each step reads them so, without a dictionary a step."""
+        columns = (memoryview(column).toreadonly() for column in self._tallies)
+        return dict(zip(("nodes", "cutoffs", "pruned", "iterations"), columns))
 
     @property
     def iterations(self) -> int:
         """Return how many MCTS iterations the events record (0 for other searches)."""
-        return sum(isinstance(e, Backup) for e in self.events)
+        return self._tallies[3][-1]
+
+    @property
+    def cutoffs(self) -> int:
+        """Return how many cut-offs the events record."""
+        return self._tallies[1][-1]
+
+    @functools.cached_property
+    def node_count(self) -> int:
+        """Return how many nodes the search visited: those the events enter, and those not kept (`unkept`)."""
+        return self._tallies[0][-1] + sum(self.unkept.values())
+
+    @functools.cached_property
+    def sizes(self) -> Mapping[int, int]:
+        """Return node id -> how many nodes the search visited in its subtree: itself, the nodes
+        below it in the tree, and those below them that were not kept (`unkept`)."""
+        nodes = self.nodes
+        sizes = {i: 1 + self.unkept.get(i, 0) for i in nodes}
+        for i in sorted(nodes, reverse=True):  # children have larger ids than their parents
+            parent = nodes[i].parent
+            if parent is not None:
+                sizes[parent] += sizes[i]
+        return MappingProxyType(sizes)
 
     def chosen_values(self) -> tuple[Optional[float], Optional[float]]:
         """Return (the root's true value, the true value after the move the recorded search chose),
@@ -294,26 +405,17 @@ class Trace:
             return {}
         nodes = self.nodes
         cut: set[int] = set()
-        for i in sorted(nodes, key=lambda i: -nodes[i].depth):  # children before parents
-            node = nodes[i]
-            if node.pruned or any(c in cut for c in node.children):
-                cut.add(i)
+        if self.prunes:
+            for i in sorted(nodes, key=lambda i: -nodes[i].depth):  # children before parents
+                node = nodes[i]
+                if node.pruned or any(c in cut for c in node.children):
+                    cut.add(i)
         return {
             i: (node.value, self.true_values[i])
             for i, node in nodes.items()
             if node.done and node.value is not None and i in self.true_values and i not in cut
             and node.value != self.true_values[i]
         }
-
-    @property
-    def cutoffs(self) -> int:
-        """Return how many cut-offs the events record."""
-        return sum(isinstance(e, Cutoff) for e in self.events)
-
-    @property
-    def node_count(self) -> int:
-        """Return how many nodes the search visited: those the events enter, and those not kept (`unkept`)."""
-        return sum(isinstance(e, Enter) for e in self.events) + sum(self.unkept.values())
 
     def _repr_mimebundle_(self, include=None, exclude=None) -> dict:
         """Display inline in Jupyter as its drawn tree (``ttt.draw.draw_tree``, rendered by dot).
@@ -339,8 +441,34 @@ def build_tree(events: list[Event]) -> dict[int, TraceNode]:
     return tracker.nodes
 
 
-ALGORITHMS = ("minimax", "alphabeta", "depth-limited", "mcts")
-VISIT_COUNTING = ("mcts",)  # the searches whose nodes count visits and mean results (`Trace.has_visits`)
+@dataclass(frozen=True)
+class Algorithm:
+    """What a search that `record` runs shows, and what it needs, declared once for it.
+
+    The first four become the fields of each `Trace` it records (see `Trace`): the pictures and
+    the explorer read those, never the algorithm's name, so a new search is shown rightly once
+    it declares them here. `depth_limited` says it stops at a depth and estimates there, so it
+    needs a depth and the game's heuristic ``evaluate``.
+    """
+
+    reports_values: bool = True
+    has_windows: bool = False
+    prunes: bool = False
+    has_visits: bool = False
+    depth_limited: bool = False
+
+    def shows(self) -> dict[str, bool]:
+        """Return the fields a `Trace` of this search is recorded with."""
+        return {"reports_values": self.reports_values, "has_windows": self.has_windows, "prunes": self.prunes,
+                "has_visits": self.has_visits}
+
+
+ALGORITHMS: Mapping[str, Algorithm] = MappingProxyType({  # the searches `record` runs, by name
+    "minimax": Algorithm(),
+    "alphabeta": Algorithm(has_windows=True, prunes=True),
+    "depth-limited": Algorithm(has_windows=True, prunes=True, depth_limited=True),
+    "mcts": Algorithm(has_visits=True),  # its values: each node's visits and mean result; the root's, at the end
+})
 
 
 def most_visited_path(nodes: dict[int, TraceNode], root: int = 0) -> list[int]:
@@ -422,7 +550,7 @@ def record(
         result = search.depth_limited(game, state, depth=depth, evaluate=evaluate, order=order, tracer=tracer)
     else:
         raise ValueError(f"unknown algorithm {algorithm!r}; choose one of: {', '.join(ALGORITHMS)}")
-    return Trace(game, recorder.events, result, algorithm, unkept=recorder.unkept)
+    return Trace(game, recorder.events, result, algorithm, unkept=recorder.unkept, **ALGORITHMS[algorithm].shows())
 
 
 # --- a student's own search, recorded through its calls to result() --------------------------
@@ -641,7 +769,9 @@ class CallRecorder:
             except ValueError:
                 truth[state] = None
         true_values = {node: truth[state] for node, state in enumerate(self._states) if truth[state] is not None}
-        return Trace(self.game, events, None, "your search", self.chosen, true_values, dict(self.unkept))
+        return Trace(self.game, events, None, "your search", self.chosen, true_values, dict(self.unkept),
+                     reports_values=any(isinstance(e, Exit) for e in events), has_windows=False,
+                     prunes=any(isinstance(e, Cutoff) for e in events), has_visits=False)
 
 
 def _text(board: Any) -> Optional[str]:

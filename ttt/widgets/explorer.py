@@ -19,12 +19,11 @@ from typing import Any, Optional
 
 import traitlets
 
-from ttt.draw import (VISITS_LEGEND, _plan, _value_text, _window_text, drawn_as_grid, event_sentence, number,
-                      step_sentence, ucb_text, visits_text)
+from ttt.draw import VISITS_LEGEND, drawn_as_grid, number, plan_tree, step_sentence, steps
 from ttt.errors import InvalidBoardError
 from ttt.games.classic import TicTacToe
-from ttt.search import Backup, Cutoff, Enter, Exit, Leaf, Rollout, Select
-from ttt.trace import ALGORITHMS, Trace, TreeBuilder, backed_up_values, build_tree, record
+from ttt.search import Backup, Cutoff, Enter, Exit, Leaf
+from ttt.trace import ALGORITHMS, Trace, backed_up_values, record
 from ttt.widgets.base import Widget, shows_errors
 
 
@@ -35,17 +34,20 @@ def tree_data(trace: Trace, *, max_depth: Optional[int] = None, max_nodes: Optio
     ``nodes``: the drawn nodes in search order (at most `max_nodes`, no deeper than
     `max_depth`), each ``{id, parent, depth, move, board, last, max, enter, done, size, texts}``
     where `enter` / `done` are the steps (1-based; 0 never) at which the node is reached and
-    finished, `size` the nodes in its subtree, and `texts` the ``[step, value, window]`` it
-    shows from each step on. ``stubs``: the rows for cut-offs ("✂ pruned: 7, 8", from the step
-    of the cut-off) and for nodes left out ("… 12 more"). ``steps``: for each step, the node
-    it is about (the nearest drawn one), its sentence and ``[nodes, cut-offs, moves pruned]``
-    so far. ``pv``: the principal variation, bold at the last step. Nodes come in the tree's
+    finished, `size` the nodes in its subtree (``Trace.sizes``), and `texts` the ``[step, value,
+    window]`` it shows from each step on. ``stubs``: the rows for cut-offs ("✂ pruned: 7, 8",
+    from the step of the cut-off) and for nodes left out ("… 12 more"). ``steps``: for each
+    step, the node it is about (the nearest drawn one), its sentence and ``[nodes, cut-offs,
+    moves pruned]`` so far (``Trace.counts``). The steps, their sentences and texts are
+    ``ttt.draw.steps``, the same the step sentences are read from, and the tree is the trace's
+    own (``Trace.nodes``): the events are gone through once. ``pv``: the principal variation,
+    bold at the last step. Nodes come in the tree's
     order (each under its parent, its children in the order they were reached), which for a
     depth-first search is search order.
 
     For a search that counts visits (MCTS, ``visits`` true), a node's value text is its visits
-    and mean result (`visits_text`) and its window text, at the step its parent selects, its
-    UCB score (`ucb_text`); each step also names the ``path`` of the iteration so far (root
+    and mean result (``ttt.draw.visits_text``) and its window text, at the step its parent
+    selects, its UCB score (``ttt.draw.ucb_text``); each step also names the ``path`` of the iteration so far (root
     first) and its counts are ``[nodes in the tree, iterations]``, of ``total`` and
     ``iterations``; ``legend`` says what N and Q mean. With ``every_step=False``
     only the events of drawn nodes are steps (a picture of the finished search needs no more),
@@ -53,26 +55,18 @@ def tree_data(trace: Trace, *, max_depth: Optional[int] = None, max_nodes: Optio
     (``Trace.unkept``) count in the sizes and the "… N more" rows.
     """
     game = trace.game
-    events = trace.events
-    whole = build_tree(events)
-    plan = _plan(whole, max_depth=max_depth, max_nodes=max_nodes)
+    walked = steps(trace)  # the one pass over the events: it builds the trace's tree too
+    whole = trace.nodes
+    plan = plan_tree(whole, max_depth=max_depth, max_nodes=max_nodes)
     shown = set(plan.shown)
-    known = trace.reports_values
-    windows = trace.has_windows
     visits = trace.has_visits
     grid = drawn_as_grid(game)
-
-    def value_text(node: Any) -> str:
-        return visits_text(node) if visits else _value_text(node, known=known)
 
     def anchor(i: int) -> int:
         return i if i in shown else plan.hidden_by.get(i, plan.shown[0] if plan.shown else i)
 
     unkept = trace.unkept
-    sizes = {i: 1 + unkept.get(i, 0) for i in whole}
-    for i in sorted(whole, reverse=True):  # children have larger ids than their parents
-        if whole[i].parent is not None:
-            sizes[whole[i].parent] += sizes[i]
+    sizes = trace.sizes
     nodes: dict[int, dict[str, Any]] = {}
     for i in plan.shown:
         n = whole[i]
@@ -102,101 +96,73 @@ def tree_data(trace: Trace, *, max_depth: Optional[int] = None, max_nodes: Optio
         parent = whole[i].parent
         if parent in last_shown and place[last_shown[i]] > place[last_shown[parent]]:
             last_shown[parent] = last_shown[i]
-    steps = []
+    sent = []
     scored: list[int] = []  # MCTS: the drawn nodes showing a UCB score from the last step
-    walk: list[int] = []  # MCTS: the path of the iteration under way, root first
     cut_short: dict[int, int] = {}  # MCTS: a kept node -> the first step a node added below it was not kept
-    builder = TreeBuilder()
-    tally = [0, 0, 0, 0]  # nodes, cut-offs, moves pruned, iterations
     k = 0
     entered: dict[int, int] = {}  # a node left out of the drawing -> the step from which it counts as reached
-    for event in events:
-        changed = builder.apply(event)
+    counts = trace.counts_by_step()
+    reached, cutoffs, pruned, done = counts["nodes"], counts["cutoffs"], counts["pruned"], counts["iterations"]
+    for step in walked:
+        event = step.event
         if every_step or event.node in nodes:
             k += 1
         else:  # not a step of its own: counted, and its node's changes shown from the next step on
             if isinstance(event, Enter):
                 entered[event.node] = k + 1
-                tally[0] += 1
-            elif isinstance(event, Cutoff):
-                tally[1] += 1
-                tally[2] += len(event.skipped)
-            elif isinstance(event, Backup):
-                tally[3] += 1
-            for i in changed:
+            for i, value, window in step.texts:
                 if i in nodes:
-                    _add_text(nodes[i], k + 1, value_text(builder.nodes[i]),
-                              _window_text(builder.nodes[i]) if windows else "")
+                    _add_text(nodes[i], k + 1, value, window)
             continue
         if isinstance(event, Enter):
-            tally[0] += 1
             entered[event.node] = k
             if event.node in nodes:
                 nodes[event.node]["enter"] = k
         elif isinstance(event, Cutoff):
-            tally[1] += 1
-            tally[2] += len(event.skipped)
             if event.node in nodes:
                 skipped = ", ".join(game.move_name(m) for m in event.skipped)
                 stubs.append({"kind": "pruned", "node": event.node, "after": last_shown[event.node], "step": k,
                               "depth": whole[event.node].depth + 1, "text": f"✂ pruned: {skipped}"})
         elif isinstance(event, (Exit, Leaf)) and event.node in nodes:
             nodes[event.node]["done"] = k
-        for i in changed:
+        for i, value, window in step.texts:
             if i in nodes:
-                _add_text(nodes[i], k, value_text(builder.nodes[i]),
-                          _window_text(builder.nodes[i]) if windows else "")
-        step = {"node": anchor(event.node),
-                "sentence": event_sentence(game, event, builder.nodes, windows=windows, visits=visits,
-                                           iteration=tally[3] + 1)}
+                _add_text(nodes[i], k, value, window)
+        shows = {"node": anchor(step.node), "sentence": step.sentence}
+        n = step.number
         if visits:
             for i in scored:  # a UCB score shows only at the step that computed it
-                _add_text(nodes[i], k, value_text(builder.nodes[i]), "")
-            scored = []
-            if isinstance(event, Select):
-                for score in event.children:
-                    if score.node in nodes:
-                        _add_text(nodes[score.node], k, value_text(builder.nodes[score.node]), ucb_text(score))
-                        scored.append(score.node)
-                walk = (walk or [event.node]) + [event.chosen]
-                step["node"] = anchor(event.chosen)
-            elif isinstance(event, Enter):
-                walk = (walk or [event.parent]) + [event.node] if event.parent is not None else [event.node]
-            elif isinstance(event, Rollout):
-                walk = walk or [event.node]
-            elif isinstance(event, Backup):
-                walk = [t.node for t in event.path]
-                tally[3] += 1
-                if event.node not in builder.nodes:  # the recording kept the path's first nodes: one was added below
-                    cut_short.setdefault(event.path[-1].node, k)
-            if event.node not in builder.nodes and walk:  # below the nodes kept: the deepest kept one on the path
-                step["node"] = anchor(walk[-1])
-            step["path"] = [i for i in walk if i in nodes]
-            if isinstance(event, (Backup, Exit)):
-                walk = []
-            step["counts"] = [tally[0], tally[3]]
+                _add_text(nodes[i], k, _value_now(nodes[i]), "")
+            scored = [i for i, _ in step.scores if i in nodes]
+            for i, score in step.scores:
+                if i in nodes:
+                    _add_text(nodes[i], k, _value_now(nodes[i]), score)
+            if isinstance(event, Backup) and event.node not in whole:  # the recording kept the path's first nodes
+                cut_short.setdefault(event.path[-1].node, k)
+            shows["path"] = [i for i in step.path if i in nodes]
+            shows["counts"] = [reached[n], done[n]]
         else:
-            step["counts"] = tally[:3]
-        steps.append(step)
+            shows["counts"] = [reached[n], cutoffs[n], pruned[n]]
+        sent.append(shows)
     if not every_step:  # a change made after the last step shows at the last step
         for node in nodes.values():
-            late = [t for t in node["texts"] if t[0] > len(steps)]
+            late = [t for t in node["texts"] if t[0] > len(sent)]
             if late:
-                node["texts"] = [t for t in node["texts"] if t[0] < len(steps)] + [[len(steps)] + late[-1][1:]]
-    if not known:  # a search recorded through its calls: the values backed up from its leaves, at the end
+                node["texts"] = [t for t in node["texts"] if t[0] < len(sent)] + [[len(sent)] + late[-1][1:]]
+    if not trace.reports_values:  # a search recorded through its calls: the values backed up from its leaves, at the end
         for i, value in backed_up_values(whole).items():
             if i in nodes:
-                _add_text(nodes[i], len(steps), f"v = {number(value)}", nodes[i]["texts"][-1][2] if nodes[i]["texts"] else "")
+                _add_text(nodes[i], len(sent), f"v = {number(value)}", nodes[i]["texts"][-1][2] if nodes[i]["texts"] else "")
     more: dict[int, int] = {}  # a drawn node -> the nodes below it left out of the drawing
     first_step: dict[int, int] = {}
     for a, below in plan.more.items():
         more[a] = len(below) + sum(unkept.get(i, 0) for i in below)
         first = min(below)
-        first_step[a] = nodes[first]["enter"] if first in nodes else min(entered.get(first, len(steps)), len(steps))
+        first_step[a] = nodes[first]["enter"] if first in nodes else min(entered.get(first, len(sent)), len(sent))
     for a, count in unkept.items():
         if a in nodes and count:
             more[a] = more.get(a, 0) + count
-            first_step.setdefault(a, cut_short.get(a, len(steps)) if visits else max(nodes[a]["enter"], 1))
+            first_step.setdefault(a, cut_short.get(a, len(sent)) if visits else max(nodes[a]["enter"], 1))
     for a, count in more.items():
         stubs.append({"kind": "more", "node": a, "after": last_shown[a], "step": first_step[a],
                       "depth": whole[a].depth + 1, "text": f"… {count} more"})
@@ -205,7 +171,7 @@ def tree_data(trace: Trace, *, max_depth: Optional[int] = None, max_nodes: Optio
     return {
         "nodes": [nodes[i] for i in order],
         "stubs": stubs,
-        "steps": steps,
+        "steps": sent,
         "pv": [i for i in path if i in nodes],
         "total": trace.node_count,
         "start": step_sentence(trace, 0),
@@ -213,6 +179,11 @@ def tree_data(trace: Trace, *, max_depth: Optional[int] = None, max_nodes: Optio
         "iterations": trace.iterations,
         "legend": VISITS_LEGEND if visits else "",
     }
+
+
+def _value_now(node: dict[str, Any]) -> str:
+    """Return the value line a drawn node shows at the latest step sent so far."""
+    return node["texts"][-1][1] if node["texts"] else ""
 
 
 def _add_text(node: dict[str, Any], k: int, value: str, window: str) -> None:
@@ -272,7 +243,7 @@ class SearchExplorer(Widget):
         self.game = game or (trace.game if trace is not None else TicTacToe())
         self.max_nodes = max_nodes
         self.trace: Trace = Trace(self.game, [])
-        algorithms = [a for a in ALGORITHMS if a != "depth-limited" or self.game.evaluate is not None]
+        algorithms = [a for a, kind in ALGORITHMS.items() if not kind.depth_limited or self.game.evaluate is not None]
         if algorithm not in ALGORITHMS:
             raise ValueError(f"unknown algorithm {algorithm!r}; choose one of: {', '.join(algorithms)}")
         super().__init__(
@@ -302,11 +273,12 @@ class SearchExplorer(Widget):
         except InvalidBoardError as error:
             self.say(f"{error}. The tree still shows the last good position.", kind="error")
             return
-        if self.algorithm == "mcts":
+        kind = ALGORITHMS[self.algorithm]
+        if kind.has_visits:  # a search by playouts: run for a number of iterations, its first nodes kept
             if self.iterations < 1:
-                self.say("MCTS needs at least 1 iteration.", kind="error")
+                self.say(f"The {self.algorithm} search needs at least 1 iteration.", kind="error")
                 return
-            trace = record(self.game, state, algorithm="mcts", iterations=self.iterations, seed=self.seed,
+            trace = record(self.game, state, algorithm=self.algorithm, iterations=self.iterations, seed=self.seed,
                            max_nodes=self.max_nodes)
         else:
             trace = record(
@@ -314,7 +286,7 @@ class SearchExplorer(Widget):
                 state,
                 algorithm=self.algorithm,
                 ordered=self.ordered,
-                depth=self.depth if self.algorithm == "depth-limited" else None,
+                depth=self.depth if kind.depth_limited else None,
             )
         self.show(trace)
 
