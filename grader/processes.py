@@ -55,9 +55,12 @@ def _processes() -> list[tuple[int, int, dict[str, str]]]:
         try:
             stat = Path(entry.path, "stat").read_text()
             ppid = int(stat[stat.rindex(")") + 2:].split()[1])
-            raw = Path(entry.path, "environ").read_bytes()
         except (OSError, ValueError):
             continue
+        try:
+            raw = Path(entry.path, "environ").read_bytes()
+        except OSError:  # a process that has exited and waits to be reaped has none; still listed, to be reaped
+            raw = b""
         env = dict(v.split("=", 1) for v in raw.decode(errors="replace").split("\0") if v.startswith("TTT_GRADER_"))
         found.append((int(entry.name), ppid, env))
     return found

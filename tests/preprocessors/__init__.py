@@ -10,6 +10,9 @@ receives it:
 - ``executed.ipynb``: a submission just run in a kernel, as execution hands it to ``StderrAsStdout``
   (a warning and a log line on stderr, a ``NameError``); its hidden checks ran in the kernel too,
   as ``SafeExecute`` runs them when the re-check does not take them apart;
+- ``to-execute.ipynb``: a submission as the sanitize step leaves it, for ``SafeExecute`` to run: a
+  test cell with hidden tests, a cell that loops, one that ends its kernel, one that prints without
+  end, and a cell after the last test cell;
 - ``autograded.ipynb``: a graded submission as ``GenerateFeedback`` reads it (``LabelTests``,
   ``HideTestCode``, ``ShieldStudentText``, ``RestoreStudentText``, ``WrapLongLines``): a hidden
   check failed after the visible tests passed, a test cell without hidden tests failed with its
