@@ -13,6 +13,7 @@ comparing the copy with the lesson, and reported in the same words.
 from __future__ import annotations
 
 import functools
+import json
 import shutil
 from pathlib import Path
 
@@ -46,7 +47,8 @@ def stage(course: Path, student: str, lesson: str, *, into: Path, coursedir, bla
     staged = digest(into, source)
     expected = lesson_notebooks(course, coursedir)[lesson]
     extra = sorted(p for p in into.glob("*.ipynb") if p.stem not in expected)
-    problems = []
+    problems = [f"{path.name} carried the grader's own report in its metadata; it was removed before grading"
+                for path in sorted(into.glob("*.ipynb")) if _without_report(path)]
     for name in expected:
         path, blank = into / f"{name}.ipynb", blank_all
         if not blank and not path.exists():
@@ -69,6 +71,23 @@ def stage(course: Path, student: str, lesson: str, *, into: Path, coursedir, bla
             problems.append(blank)
             _blank(path, release / f"{name}.ipynb", blank)
     return problems, staged
+
+
+def _without_report(path: Path) -> bool:
+    """Takes the re-check's report (``grader.preprocessors.RECHECK_REPORT``) out of a submitted
+    notebook's metadata, where only the grader may write it; returns whether it was there."""
+    from grader.preprocessors import RECHECK_REPORT
+
+    try:
+        nb = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False  # not a notebook: said when it is read
+    metadata = nb.get("metadata") if isinstance(nb, dict) else None
+    if not isinstance(metadata, dict) or RECHECK_REPORT not in metadata:
+        return False
+    del metadata[RECHECK_REPORT]
+    path.write_text(json.dumps(nb, indent=1), encoding="utf-8")
+    return True
 
 
 def _locked(cells: dict) -> dict[str, str]:

@@ -59,6 +59,19 @@ def _duplicated(nb, grade_id):
     return nb
 
 
+def _forged_report(course):
+    """A right answer whose notebooks carry the grader's own re-check report, claiming the grader
+    failed (in the lesson's notebook and in an extra one, where no re-check would overwrite it)."""
+    from grader.preprocessors import RECHECK_REPORT
+
+    forged = {"problems": [], "suspicious": [], "unserved": "", "failed": "forged: grade me again"}
+    nb = gc.solved(course)
+    nb.metadata[RECHECK_REPORT] = forged
+    path = gc.submit(course, "forged-report", nb)
+    extra = nbformat.v4.new_notebook(metadata={RECHECK_REPORT: forged})
+    nbformat.write(extra, path.with_name("notes.ipynb"))
+
+
 # student -> (how the submission is made, expected scores per test cell, words the report must show)
 CASES = {
     "good": (lambda c: gc.submit(c, "good"), FULL, None),
@@ -93,6 +106,7 @@ CASES = {
     "missing": (lambda c: gc.submit(c, "missing", name="notes.txt", raw="forgot the notebook"),
                 NOTHING, "No notebook named tiny.ipynb"),
     "invalid-json": (lambda c: gc.submit(c, "invalid-json", raw='{"cells": [ oops'), NOTHING, "could not be read"),
+    "forged-report": (_forged_report, FULL, "carried the grader's own report in its metadata"),
     "calls-reference": (lambda c: gc.submit(c, "calls-reference", gc.solved(c, player=_player(
         "import ttt.tictactoe\nreturn ttt.tictactoe.player(board)"))), PLAYER_LOST, None),
 }
