@@ -298,10 +298,13 @@ class Sandbox:
     def _set_limits(self) -> None:
         """Set this process's rlimits to the sandbox's (run after fork, before exec; exec and children inherit them)."""
         mb = 2**20
-        wanted = [(resource.RLIMIT_AS, self.limits.memory_mb * mb), (resource.RLIMIT_FSIZE, self.limits.file_mb * mb),
-                  (resource.RLIMIT_NOFILE, self.limits.open_files), (resource.RLIMIT_CORE, 0)]
+        wanted = [(resource.RLIMIT_FSIZE, self.limits.file_mb * mb), (resource.RLIMIT_NOFILE, self.limits.open_files),
+                  (resource.RLIMIT_CORE, 0)]
         if self.root:  # root is exempt; the uid setpriv switches to is not. Otherwise set inside (see command)
             wanted.append((resource.RLIMIT_NPROC, self.limits.processes))
+        # the address space last: this is a copy of the grader until exec, often already larger than the
+        # cap, so nothing may be allocated after it (a MemoryError here fails the launch)
+        wanted.append((resource.RLIMIT_AS, self.limits.memory_mb * mb))
         for which, value in wanted:
             resource.setrlimit(which, (value, value))
 
@@ -313,8 +316,8 @@ class Sandbox:
         def prepare() -> None:
             if before is not None:
                 before()
+            die_with_parent()  # before the limits: a call through ctypes allocates
             self._set_limits()
-            die_with_parent()
 
         return subprocess.Popen(self.command(argv, cwd=cwd), preexec_fn=prepare, **popen_kwargs)
 
@@ -470,8 +473,8 @@ def kernel_main(args: Sequence[str]) -> None:
     copy_folder(cwd, work)
     sandbox = Sandbox([run], env=env, limits=Limits(memory_mb=options.memory_mb))
     command = sandbox.command(argv, cwd=work)
-    sandbox._set_limits()
     die_with_parent()  # a grading worker killed outright takes its kernel's sandbox with it
+    sandbox._set_limits()
     os.execv(command[0], command)
 
 
