@@ -48,7 +48,8 @@ from nbgrader.utils import is_grade
 from traitlets import Bool, Integer, List, Unicode
 
 from grader.cells import is_test_cell
-from grader.kernel import APART_ENV, DEFAULT_MEMORY_MB, KERNEL_NAME
+from grader.course import MEMORY_MB
+from grader.kernel import APART_ENV, KERNEL_NAME
 
 _SPARES: dict[str, AsyncKernelManager] = {}  # kernel name -> a started kernel nobody uses yet
 
@@ -118,7 +119,7 @@ class SafeExecute(Execute):
     more_to_come = Bool(True, help="Whether another notebook follows in this process: a spare kernel is started "
                         "only then (a grading worker sets it False for its last unit).").tag(config=True)
     shutdown_kernel = Unicode("immediate", help="How to stop a kernel after its notebook: it is thrown away, so at once.").tag(config=True)
-    memory_mb = Integer(DEFAULT_MEMORY_MB, help="Memory cap of the grading kernel (MB).").tag(config=True)
+    memory_mb = Integer(MEMORY_MB, help="Memory cap of the grading kernel (MB).").tag(config=True)
     notebook_timeout = Integer(0, help="CPU seconds a whole notebook's cells may use; 0: no limit.").tag(config=True)
     stall_timeout = Integer(STALL_SECONDS, help="Wall seconds without CPU progress after which a cell is stopped "
                             "(it sleeps or waits); a working cell is never stopped by the clock.").tag(config=True)

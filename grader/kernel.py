@@ -30,7 +30,7 @@ import os
 import sys
 from pathlib import Path
 
-from grader.course import MEMORY_MB as DEFAULT_MEMORY_MB
+from grader.course import MEMORY_MB
 
 KERNEL_NAME = "ttt-grading"
 MAX_FILE_MB = 256  # the largest file a kernel may write
@@ -40,7 +40,7 @@ APART_ENV = "TTT_GRADER_CHECKS_APART"  # "1": the hidden checks run in the re-ch
 PRELOAD = ("ttt.tictactoe", "ttt.draw", "grader.checks")  # what every lesson imports; pure Python
 
 
-def write_kernelspec(root: Path, *, memory_mb: int = DEFAULT_MEMORY_MB, sandboxed: bool = False) -> Path:
+def write_kernelspec(root: Path, *, memory_mb: int = MEMORY_MB, sandboxed: bool = False) -> Path:
     """Writes the grading kernel's spec under ``root/kernels/``; returns ``root``, the
     directory to put first on ``JUPYTER_PATH`` so that Jupyter finds the kernel by name.
     ``sandboxed``: the kernel starts inside a sandbox of its own (``grader.sandbox``), which sees
@@ -183,7 +183,7 @@ def main(argv: list[str] | None = None) -> None:
     """Starts an IPython kernel under the limits given on the command line."""
     args = list(sys.argv[1:] if argv is None else argv)
     launched_in = os.getcwd()
-    memory_mb = DEFAULT_MEMORY_MB
+    memory_mb = MEMORY_MB
     if "--memory-mb" in args:
         at = args.index("--memory-mb")
         memory_mb = int(args[at + 1])
