@@ -18,10 +18,13 @@ ultimate tic-tac-toe as ``ultimate_tic_tac_toe`` and a C++ Monte Carlo tree sear
    boards are legal), then the cell. Player 0 is X. A small board that fills up without a line
    is claimed by no one, as in ttt, and the game is a tie when every board is closed.
 
-2. **The matches.** Each pairing (`--players`: ttt's ``default``, iterative-deepening
-   alpha-beta on the fast engine, and ttt's ``mcts``, the fast engine's UCT) plays `--games` games (default
+2. **The matches.** Each pairing (`--players`: ttt's ``default`` and ``mcts``) plays `--games` games (default
    60) against OpenSpiel's MCTSBot at each of `--seconds` (default 0.5 and 2 seconds a move),
-   alternating who plays X. The bot has the defaults of OpenSpiel's own examples
+   alternating who plays X. With the fast extra (numba) installed, ``default`` and ``mcts`` are the
+   same player, the compiled MCTS (``ttt.engine.compiled``); without it ``default`` is the engine's
+   alpha-beta and ``mcts`` its plain-Python MCTS. `--engine` picks one for both (``plain``
+   measures the plain-Python players on a machine that has numba); the script prints which
+   engine played. The bot has the defaults of OpenSpiel's own examples
    (``examples/mcts_example.cc`` and ``python/examples/mcts.py``): UCT constant ``uct_c=2``,
    ``solve=True`` (the MCTS-Solver) and 1,000 MB for its tree; its evaluations are one random
    rollout each (``RandomRolloutEvaluator(n_rollouts=1, seed)``, the Python example's default;
@@ -50,8 +53,8 @@ ultimate tic-tac-toe as ``ultimate_tic_tac_toe`` and a C++ Monte Carlo tree sear
 
 3. **Simulations per CPU second**, side by side, from the opening and from three fixed mid-game
    states (random moves from fixed seeds): OpenSpiel's MCTSBot; ttt's teaching search
-   (``ttt.search.mcts``, its ``nodes`` are its simulations); and ttt's fast engine
-   (``ttt.engine.mcts``) when there is one. Each search runs about `--rate-seconds` (default 1).
+   (``ttt.search.mcts``, its ``nodes`` are its simulations); the engine's plain-Python MCTS
+   (``ttt.engine.mcts``); and the compiled one (``ttt.engine.compiled``) when numba is installed. Each search runs about `--rate-seconds` (default 1).
 
 It prints the 1-minute load average at the start and the end (a busy machine slows everything,
 but both sides' budgets are CPU seconds, so it changes how long the run takes, not the scores).
@@ -59,26 +62,32 @@ but both sides' budgets are CPU seconds, so it changes how long the run takes, n
 How long it takes: the rules check about ten seconds; the matches (2 pairings, 60 games at 0.5 s
 and 60 at 2 s; a game is about 48 moves, 23 or so searched by each side) about 4 CPU hours,
 so about 2 hours on two idle cores. `--quick` (4 games a
-pairing at 0.1 s, 200 rules games, searches of 0.2 s) runs in about a minute.
+pairing at 0.1 s, 200 rules games, searches of 0.2 s) runs in about a minute. Each pairing's
+row is printed as soon as its last game ends; `--log FILE` keeps every game as it ends (a JSON
+line each), and `--report FILE...` prints the tables of kept games without playing, so the
+pairings of a long run can be played in separate runs, or a run cut short still be read.
 
     python benchmarks/peers.py [--players default mcts] [--seconds 0.5 2] [--games 60]
                                [--rules-games 1500] [--jobs N] [--seed 0] [--quick]
+                               [--log FILE] [--report FILE ...]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import random
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Optional
 
 from tqdm import tqdm
 
 from ttt import agents, search
+from ttt.engine import compiled
 from ttt.engine.mcts import mcts as engine_mcts
 from ttt.games import get_game
 from ttt.games.bigboard import BigState
@@ -328,15 +337,16 @@ class GameResult:
     bot_moves: int
     bot_proven: int
     bot_simulations: int
+    engine: str = ""  # the engine ttt's player searched with
 
 
-def play_game(player_name: str, seconds: float, seed: int, ttt_mark: str) -> GameResult:
+def play_game(player_name: str, seconds: float, seed: int, ttt_mark: str, engine: str = "fast") -> GameResult:
     """Play one game of ttt's `player_name` against the budgeted MCTSBot; return its result."""
     if pyspiel is None:
         load_pyspiel()
     game = get_game("ultimate")
     spiel_game = pyspiel.load_game(SPIEL_GAME)
-    player = agents.make(player_name, seed, game="ultimate", seconds=seconds)
+    player = agents.make(player_name, seed, game="ultimate", seconds=seconds, engine=engine)
     bot = BudgetedBot(spiel_game, seconds, seed)
     state, s = game.initial(), spiel_game.new_initial_state()
     ttt_cpu, ttt_moves, plies = 0.0, 0, 0
@@ -360,24 +370,46 @@ def play_game(player_name: str, seconds: float, seed: int, ttt_mark: str) -> Gam
     w = game.winner(state)
     outcome = "tie" if w is None else "win" if w == ttt_mark else "loss"
     return GameResult(player_name, seconds, seed, ttt_mark, outcome, plies, ttt_cpu, ttt_moves,
-                      bot.cpu, bot.moves, bot.proven, bot.simulations)
+                      bot.cpu, bot.moves, bot.proven, bot.simulations, engine)
 
 
-def run_games(tasks: list[tuple], jobs: int) -> list[GameResult]:
-    """Play every (player, seconds, seed, ttt_mark) of `tasks`, in `jobs` processes, with a progress bar."""
+def run_games(tasks: list[tuple], jobs: int, log: Optional[str] = None) -> list[GameResult]:
+    """Play every (player, seconds, seed, ttt_mark) of `tasks`, in `jobs` processes, with a
+    progress bar. Each game is appended to `log` (JSON lines) as it ends, and each pairing's row
+    is printed as soon as its last game ends, so a long run shows its results on the way."""
     bar = tqdm(total=len(tasks), desc="matches", unit="game", leave=False, file=sys.stderr)
+    left = {}
+    for name, sec, *_ in tasks:
+        left[name, sec] = left.get((name, sec), 0) + 1
     results = []
+
+    def finished(result: GameResult) -> None:
+        results.append(result)
+        bar.update()
+        if log:
+            with open(log, "a") as out:
+                out.write(json.dumps(asdict(result)) + "\n")
+        left[result.player, result.seconds] -= 1
+        if not left[result.player, result.seconds]:
+            rows = [r for r in results if (r.player, r.seconds) == (result.player, result.seconds)]
+            tqdm.write(f"finished: {pairing_row(rows)}", file=sys.stdout)
+            sys.stdout.flush()
+
     if jobs == 1:
         for task in tasks:
-            results.append(play_game(*task))
-            bar.update()
+            finished(play_game(*task))
     else:
         with ProcessPoolExecutor(max_workers=jobs) as pool:
             for future in as_completed([pool.submit(play_game, *task) for task in tasks]):
-                results.append(future.result())
-                bar.update()
+                finished(future.result())
     bar.close()
     return results
+
+
+def read_results(path: str) -> list[GameResult]:
+    """Return the games a `--log` file holds (one JSON object a line)."""
+    with open(path) as lines:
+        return [GameResult(**json.loads(line)) for line in lines if line.strip()]
 
 
 def bootstrap_interval(scores: list[float], resamples: int = 10_000, seed: int = 0) -> tuple[float, float]:
@@ -388,30 +420,42 @@ def bootstrap_interval(scores: list[float], resamples: int = 10_000, seed: int =
     return means[int(0.025 * resamples)], means[int(0.975 * resamples) - 1]
 
 
+PAIRING_HEAD = (f"{'pairing':<36}{'s/move':>7}{'games':>7}{'wins':>6}{'ties':>6}{'losses':>8}"
+                f"{'ttt score [95% CI]':>24}{'ttt CPU s/move':>16}{'MCTSBot CPU s/move':>20}"
+                f"{'MCTSBot sims/move':>19}{'proven':>8}")
+
+
+def pairing_row(rows: list[GameResult]) -> str:
+    """Return the table's row for the games of one pairing and budget."""
+    name, sec = rows[0].player, rows[0].seconds
+    count = {k: sum(r.outcome == k for r in rows) for k in ("win", "tie", "loss")}
+    scores = [{"win": 1.0, "tie": 0.5, "loss": 0.0}[r.outcome] for r in rows]
+    low, high = bootstrap_interval(scores)
+    ttt_cpu = sum(r.ttt_cpu for r in rows) / max(1, sum(r.ttt_moves for r in rows))
+    bot_moves = max(1, sum(r.bot_moves for r in rows))
+    bot_cpu = sum(r.bot_cpu for r in rows) / bot_moves
+    sims = sum(r.bot_simulations for r in rows) / bot_moves
+    proven = sum(r.bot_proven for r in rows) / bot_moves
+    score = f"{sum(scores) / len(scores):.3f} [{low:.2f}, {high:.2f}]"
+    label = f"ttt {name}" + (f" ({rows[0].engine})" if rows[0].engine else "") + " vs MCTSBot"
+    return (f"{label:<36}{sec:>7g}{len(rows):>7}{count['win']:>6}{count['tie']:>6}"
+            f"{count['loss']:>8}{score:>24}{ttt_cpu:>16.3f}{bot_cpu:>20.3f}{sims:>19,.0f}{proven:>8.0%}")
+
+
 def print_matches(results: list[GameResult], players: list[str], seconds: list[float]) -> None:
     """Print a row for each pairing and budget: ttt's wins, ties, losses, score and both CPU times."""
     unequal = []
     print("Matches: ttt's player against OpenSpiel's MCTSBot (C++, random rollouts, solver, uct_c 2), "
           "alternating who plays X")
-    head = (f"{'pairing':<24}{'s/move':>7}{'games':>7}{'wins':>6}{'ties':>6}{'losses':>8}"
-            f"{'ttt score [95% CI]':>24}{'ttt CPU s/move':>16}{'MCTSBot CPU s/move':>20}{'MCTSBot sims/move':>19}{'proven':>8}")
-    print(head)
+    print(PAIRING_HEAD)
     for name in players:
         for sec in seconds:
             rows = [r for r in results if r.player == name and r.seconds == sec]
             if not rows:
                 continue
-            count = {k: sum(r.outcome == k for r in rows) for k in ("win", "tie", "loss")}
-            scores = [{"win": 1.0, "tie": 0.5, "loss": 0.0}[r.outcome] for r in rows]
-            low, high = bootstrap_interval(scores)
+            print(pairing_row(rows))
             ttt_cpu = sum(r.ttt_cpu for r in rows) / max(1, sum(r.ttt_moves for r in rows))
-            bot_moves = max(1, sum(r.bot_moves for r in rows))
-            bot_cpu = sum(r.bot_cpu for r in rows) / bot_moves
-            sims = sum(r.bot_simulations for r in rows) / bot_moves
-            proven = sum(r.bot_proven for r in rows) / bot_moves
-            score = f"{sum(scores) / len(scores):.3f} [{low:.2f}, {high:.2f}]"
-            print(f"{'ttt ' + name + ' vs MCTSBot':<24}{sec:>7g}{len(rows):>7}{count['win']:>6}{count['tie']:>6}"
-                  f"{count['loss']:>8}{score:>24}{ttt_cpu:>16.3f}{bot_cpu:>20.3f}{sims:>19,.0f}{proven:>8.0%}")
+            bot_cpu = sum(r.bot_cpu for r in rows) / max(1, sum(r.bot_moves for r in rows))
             if abs(ttt_cpu - bot_cpu) > 0.1 * sec:
                 unequal.append(f"ttt {name} at {sec:g} s")
     plies = [r.plies for r in results]
@@ -464,7 +508,10 @@ def print_rates(seconds: float) -> None:
     game = get_game("ultimate")
     spiel_game = pyspiel.load_game(SPIEL_GAME)
     states = fixed_states()
-    searches = [("teaching search", search.mcts), ("engine", engine_mcts)]
+    searches = [("teaching search", search.mcts), ("engine, plain Python", engine_mcts)]
+    if compiled.AVAILABLE:
+        compiled.warm_up()
+        searches.append(("engine, compiled", compiled.mcts))
     print(f"Simulations per CPU second (random rollouts to the end; searches of about {seconds:g} s)")
     print(f"{'MCTS':<28}" + "".join(f"{label:>13}" for label, _, _ in states))
     rows = [("OpenSpiel MCTSBot (C++)", [])] + [(f"ttt {label}", []) for label, _ in searches]
@@ -499,10 +546,16 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--rate-seconds", type=float, help="length of each simulations-per-second search (default: 1)")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1,
                         help=f"worker processes for the matches (default: the cores, {os.cpu_count()})")
+    parser.add_argument("--engine", choices=["fast", "compiled", "plain"], default="fast",
+                        help="the engine ttt's players search with (default: fast, the compiled one when numba is installed)")
     parser.add_argument("--seed", type=int, default=0, help="the first game's seed (default: 0)")
     parser.add_argument("--quick", action="store_true",
                         help="a smoke test: 4 games a pairing at 0.1 s, 200 rules games, 0.2 s searches")
     parser.add_argument("--no-matches", action="store_true", help="only the rules check and the speeds")
+    parser.add_argument("--log", metavar="FILE",
+                        help="append each game to FILE as it ends (JSON lines), to keep a long run's games")
+    parser.add_argument("--report", metavar="FILE", nargs="+",
+                        help="play nothing: print the match tables of the games in these --log files")
     args = parser.parse_args(argv)
     for key, value in (QUICK if args.quick else FULL).items():
         if getattr(args, key) is None:
@@ -514,6 +567,11 @@ def parse_args(argv=None) -> argparse.Namespace:
 
 def main(argv=None) -> int:
     args = parse_args(argv)
+    if args.report:
+        results = [r for path in args.report for r in read_results(path)]
+        players = list(dict.fromkeys(r.player for r in results))
+        print_matches(results, players, sorted({r.seconds for r in results}))
+        return 0
     load_pyspiel()
     start = time.perf_counter()
     load_average("start")
@@ -522,9 +580,13 @@ def main(argv=None) -> int:
         print("FAILED: ttt and OpenSpiel disagree on the rules (see the mismatches above); no matches played.")
         return 1
     if not args.no_matches:
-        tasks = [(name, sec, args.seed + k, "X" if k % 2 == 0 else "O")
+        engine = args.engine
+        if engine == "fast":
+            engine = "compiled" if compiled.AVAILABLE else "plain"
+        print(f"ttt's engine: {engine}" + (f" (numba {compiled.numba.__version__})" if engine == "compiled" else ""))
+        tasks = [(name, sec, args.seed + k, "X" if k % 2 == 0 else "O", engine)
                  for name in args.players for sec in args.seconds for k in range(args.games)]
-        print_matches(run_games(tasks, args.jobs), args.players, args.seconds)
+        print_matches(run_games(tasks, args.jobs, args.log), args.players, args.seconds)
     print_rates(args.rate_seconds)
     load_average("end")
     print(f"{(time.perf_counter() - start) / 60:.1f} minutes")

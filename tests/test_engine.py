@@ -69,6 +69,24 @@ def test_a_board_made_from_a_state_in_mid_game_is_that_state(name):
         assert bool(board.result) == game.is_terminal(state)
 
 
+@pytest.mark.parametrize("name", GAMES)
+def test_a_snapshot_restores_the_position_whatever_was_played_since(name):
+    game = get_game(name)
+    rng = random.Random(3)
+    for _ in range(200):
+        board = Board.of(game, random_game(game, rng, 0, 50))
+        fields = (board.key(), board.closed, board.x_boards, board.o_boards, board.turn, board.free, board.result)
+        snapshot = board.snapshot()
+        scratch = Board(name)  # another board, in another position: the opening
+        while board.moves():  # the game played on to its end
+            board.push(rng.choice(board.moves()))
+        for target in (board, scratch):
+            target.restore(snapshot)
+            assert (target.key(), target.closed, target.x_boards, target.o_boards, target.turn, target.free,
+                    target.result) == fields
+            assert target.moves() == Board.of(game, target.state()).moves()
+
+
 def test_sent_to_a_closed_board_means_any_open_board():
     game = get_game("ultimate")
     board = Board.of(game, BigState("XXX......" + "OO......." + "." * 63, None))

@@ -207,10 +207,23 @@ def test_a_finished_game_and_a_depth_below_one_are_refused(name):
 
 
 @pytest.mark.parametrize("name", GAMES)
-def test_the_default_player_runs_on_either_engine(name):
+def test_the_default_player_runs_on_every_engine(name):
     game = get_game(name)
     state = sampled_positions(name, 1, seed=4)[0]
-    for engine in ("fast", "teaching"):
+    for engine in ("fast", "compiled", "plain", "teaching"):
         assert agents.make("default", 0, game=name, seconds=0.05, engine=engine)(state) in game.moves(state)
-    with pytest.raises(ValueError, match="unknown engine 'turbo': choose one of 'fast', 'teaching'"):
+    with pytest.raises(ValueError, match="unknown engine 'turbo': choose one of 'fast', 'compiled', 'plain', 'teaching'"):
         agents.make("default", 0, game=name, engine="turbo")
+
+
+def test_the_fast_engine_is_the_compiled_one_when_numba_is_there_and_the_plain_one_when_not(monkeypatch):
+    """Without the fast extra, "fast" plays on plain Python and "compiled" is refused, saying
+    what to install."""
+    from ttt.agents import bigboards
+    from ttt.engine import compiled
+
+    assert bigboards._engine("fast") == ("compiled" if compiled.AVAILABLE else "plain")
+    monkeypatch.setattr(compiled, "AVAILABLE", False)
+    assert bigboards._engine("fast") == "plain"
+    with pytest.raises(ValueError, match=r"the compiled engine is not installed: .*pip install 'ttt\[fast\]'"):
+        agents.make("default", 0, game="ultimate", engine="compiled")

@@ -13,10 +13,24 @@ import pytest
 
 from big_positions import X_TO_WIN_THE_GAME, random_positions
 from ttt import agents
-from ttt.engine.mcts import mcts
+from ttt.engine.board import O_WON, TIE, X_WON, Board
+from ttt.engine import compiled
+from ttt.engine.mcts import Tree, mcts, playout
 from ttt.games import get_game
 
 GAMES = ("ultimate", "nine-board")
+NO_NUMBA = pytest.mark.skipif(not compiled.AVAILABLE, reason="the fast extra (numba) is not installed")
+
+
+@pytest.fixture(scope="module", params=["plain", pytest.param("compiled", marks=NO_NUMBA)])
+def search(request):
+    """The search under test: the plain-Python one, and the compiled one (the fast extra),
+    compiled once here so that no test's budget pays for it."""
+    if request.param == "plain":
+        return mcts
+    game = get_game("nine-board")
+    compiled.mcts(game, game.initial(), rng=random.Random(0), iterations=10)
+    return compiled.mcts
 
 
 
@@ -60,62 +74,99 @@ def _x_value(game, state) -> int:
 
 
 @pytest.mark.parametrize("name", GAMES)
-def test_moves_are_legal_values_in_range_and_simulations_counted(name):
+def test_moves_are_legal_values_in_range_and_simulations_counted(name, search):
     game = get_game(name)
     positions = [game.initial()] + _random_positions(
         game, random.Random(3), 30, keep=lambda g, s: not _has_a_win_at_once(g, s)
     )
     for state in positions:
-        result = mcts(game, state, rng=random.Random(0), iterations=50)
+        result = search(game, state, rng=random.Random(0), iterations=50)
         assert result.move is not None and None not in result.move
         game.play(state, result.move)  # raises InvalidActionError if the move is illegal
         assert -1 <= result.value <= 1
         assert result.nodes == 50 or (result.nodes < 50 and result.value in (-1, 0, 1))  # fewer only once proven
-    assert mcts(game, game.initial(), rng=random.Random(0), iterations=300).nodes == 300
+    assert search(game, game.initial(), rng=random.Random(0), iterations=300).nodes == 300
 
 
 @pytest.mark.parametrize("name", GAMES)
-def test_the_same_seed_and_iterations_give_the_same_search(name):
+def test_the_same_seed_and_iterations_give_the_same_search(name, search):
     game = get_game(name)
     for state in [game.initial()] + _random_positions(game, random.Random(8), 3):
-        first = mcts(game, state, rng=random.Random(7), iterations=400)
-        assert mcts(game, state, rng=random.Random(7), iterations=400) == first
+        first = search(game, state, rng=random.Random(7), iterations=400)
+        assert search(game, state, rng=random.Random(7), iterations=400) == first
 
 
-def test_a_budget_of_cpu_seconds_is_kept():
+def test_a_budget_of_cpu_seconds_is_kept(search):
     import time
 
     game = get_game("ultimate")
     start = time.process_time()
-    result = mcts(game, game.initial(), rng=random.Random(0), seconds=0.2)
+    result = search(game, game.initial(), rng=random.Random(0), seconds=0.2)
     spent = time.process_time() - start
     assert 0.2 <= spent < 0.5 and result.nodes > 100
 
 
-def test_a_budget_is_needed_and_a_finished_game_has_no_move():
+def test_a_budget_is_needed_and_a_finished_game_has_no_move(search):
     game = get_game("nine-board")
     with pytest.raises(ValueError, match="give mcts a budget"):
-        mcts(game, game.initial(), rng=random.Random(0))
+        search(game, game.initial(), rng=random.Random(0))
     state = _random_positions(game, random.Random(6), 1, keep=_has_a_win_at_once)[0]
     over = next(game.play(state, m) for m in game.moves(state) if _wins_at_once(game, state, m))
-    result = mcts(game, over, rng=random.Random(0), iterations=10)
+    result = search(game, over, rng=random.Random(0), iterations=10)
     assert result.move is None and result.nodes == 0 and result.value == game.utility(over)
+
+
+# --- the playouts ------------------------------------------------------------------------------
+
+
+def _plain_playout(game, state, rng):
+    played: list = []
+    return playout(Board.of(game, state), rng.random, played), played
+
+
+def _compiled_playout(game, state, rng):
+    return compiled.playout(game, state, rng.getrandbits(32))
+
+
+@pytest.mark.parametrize("name", GAMES)
+@pytest.mark.parametrize("run", [_plain_playout, pytest.param(_compiled_playout, marks=NO_NUMBA)])
+def test_a_playout_plays_legal_moves_to_the_result_it_reports(name, run):
+    """Every move of 1,000 playouts is replayed through the rules. A tie is a game over without
+    a winner; a win is the game won, or (a decisive move) the game going on with the winner to
+    move and able to win at once."""
+    game = get_game(name)
+    rng = random.Random(f"playouts-{name}")
+    positions = [game.initial()] * 200 + _random_positions(game, rng, 800)
+    decisive = 0
+    for state in positions:
+        result, played = run(game, state, rng)
+        for move in played:
+            state = game.play(state, divmod(move, 9))  # raises InvalidActionError if the move is illegal
+        if result == TIE:
+            assert game.is_terminal(state) and game.winner(state) is None, game.format(state)
+        elif game.is_terminal(state):
+            assert game.winner(state) == {X_WON: "X", O_WON: "O"}[result], game.format(state)
+        else:
+            assert game.to_move(state) == {X_WON: "X", O_WON: "O"}[result], game.format(state)
+            assert _has_a_win_at_once(game, state), game.format(state)
+            decisive += 1
+    assert decisive > len(positions) // 2  # most playouts end at a decisive move
 
 
 # --- wins and losses ------------------------------------------------------------------------------
 
 
-def test_the_win_of_the_game_is_taken_on_ultimate():
+def test_the_win_of_the_game_is_taken_on_ultimate(search):
     game = get_game("ultimate")
-    result = mcts(game, game.parse(X_TO_WIN_THE_GAME, board=2), rng=random.Random(1), iterations=100)
+    result = search(game, game.parse(X_TO_WIN_THE_GAME, board=2), rng=random.Random(1), iterations=100)
     assert result.move == (2, 2) and result.value == 1
 
 
 @pytest.mark.parametrize("name", GAMES)
-def test_a_win_at_once_is_taken(name):
+def test_a_win_at_once_is_taken(name, search):
     game = get_game(name)
     for state in _random_positions(game, random.Random(4), 40, keep=_has_a_win_at_once):
-        result = mcts(game, state, rng=random.Random(0), iterations=200)
+        result = search(game, state, rng=random.Random(0), iterations=200)
         assert _wins_at_once(game, state, result.move), game.format_numbered(state)
         assert result.value == _x_value(game, state)
 
@@ -128,10 +179,10 @@ def _one_defence(game, state) -> bool:
 
 
 @pytest.mark.parametrize("name", GAMES)
-def test_the_only_defence_against_a_loss_at_once_is_found(name):
+def test_the_only_defence_against_a_loss_at_once_is_found(name, search):
     game = get_game(name)
     for state in _random_positions(game, random.Random(5), 10, keep=_one_defence):
-        result = mcts(game, state, rng=random.Random(0), iterations=400)
+        result = search(game, state, rng=random.Random(0), iterations=400)
         assert not _hands_over_a_win(game, state, result.move), game.format_numbered(state)
 
 
@@ -143,10 +194,10 @@ def _a_loss_to_avoid(game, state) -> bool:
 
 
 @pytest.mark.parametrize("name", GAMES)
-def test_a_move_that_hands_the_opponent_a_win_at_once_is_avoided(name):
+def test_a_move_that_hands_the_opponent_a_win_at_once_is_avoided(name, search):
     game = get_game(name)
     for state in _random_positions(game, random.Random(5), 15, keep=_a_loss_to_avoid):
-        result = mcts(game, state, rng=random.Random(0), iterations=1000)
+        result = search(game, state, rng=random.Random(0), iterations=1000)
         proven_lost = result.value == -_x_value(game, state)  # then every move loses, soon or at once
         assert proven_lost or not _hands_over_a_win(game, state, result.move), game.format_numbered(state)
 
@@ -161,31 +212,93 @@ def _a_forced_win_in_three(game, state) -> bool:
 
 
 @pytest.mark.parametrize("name", GAMES)
-def test_the_solver_proves_a_forced_win(name):
+def test_the_solver_proves_a_forced_win(name, search):
     """The mover plays, every reply leaves a win at once: the search proves it (value exactly
     +-1 for the mover, a forcing move) and stops before its budget is spent."""
     game = get_game(name)
     for state in _random_positions(game, random.Random(11), 3, keep=_a_forced_win_in_three):
-        result = mcts(game, state, rng=random.Random(0), iterations=20_000)
+        result = search(game, state, rng=random.Random(0), iterations=20_000)
         assert _forces_a_win(game, state, result.move), game.format_numbered(state)
         assert result.value == _x_value(game, state) and result.nodes < 20_000
 
 
-def test_a_forced_loss_is_proven_and_a_move_still_returned():
+def test_a_forced_loss_is_proven_and_a_move_still_returned(search):
     """Every move hands the opponent a win at once: the value is a proven loss, the move legal."""
     game = get_game("ultimate")
     keep = lambda g, s: not _has_a_win_at_once(g, s) and all(_hands_over_a_win(g, s, m) for m in g.moves(s))
     for state in _random_positions(game, random.Random(12), 3, keep=keep):
-        result = mcts(game, state, rng=random.Random(0), iterations=5_000)
+        result = search(game, state, rng=random.Random(0), iterations=5_000)
         game.play(state, result.move)
         assert result.value == -_x_value(game, state) and result.nodes < 5_000
+
+
+# --- the tree kept from move to move -------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", GAMES)
+def test_the_next_search_starts_from_the_node_of_the_opponents_reply(name):
+    game = get_game(name)
+    state = random_positions(game, random.Random(21), 1, fewest=10, most=20,
+                             keep=lambda g, s: not _has_a_win_at_once(g, s))[0]
+    tree = Tree()
+    first = mcts(game, state, rng=random.Random(0), iterations=3000, tree=tree)
+    after = game.play(state, first.move)
+    kept = tree._node
+    assert kept is not None and kept.move == 9 * first.move[0] + first.move[1]
+    reply = max(kept.children, key=lambda c: c.visits)  # the reply the search looked at most
+    then = game.play(after, divmod(reply.move, 9))
+    assert tree.take(game, then) is reply and reply.visits > 1
+    tree.keep(game, state, kept)
+    second = mcts(game, then, rng=random.Random(0), iterations=500, tree=tree)
+    game.play(then, second.move)
+    assert second.nodes == 500 and reply.visits >= 500  # the new simulations were added to the kept ones
+
+
+def test_a_position_that_is_not_one_move_on_starts_afresh():
+    """The same game from the opening, the position before the opponent moved, two moves on,
+    and the other big-board game: `take` finds nothing, and forgets the kept tree."""
+    game, nine = get_game("ultimate"), get_game("nine-board")
+    opening = game.initial()
+    probe = Tree()
+    chosen = mcts(game, opening, rng=random.Random(0), iterations=500, tree=probe)
+    kept = probe._node
+    after = game.play(opening, chosen.move)
+    reply = game.moves(after)[0]
+    one_on = game.play(after, reply)
+    two_on = game.play(one_on, game.moves(one_on)[0])
+    for game_now, elsewhere in ((game, opening), (game, after), (game, two_on), (nine, nine.play(nine.initial(), reply))):
+        tree = Tree()
+        tree.keep(game, opening, kept)
+        assert tree.take(game_now, elsewhere) is None
+        assert tree.take(game, one_on) is None  # forgotten
+    tree.keep(game, opening, kept)
+    assert tree.take(game, one_on) is not None
+
+
+def test_the_mcts_player_keeps_its_tree_through_a_game(monkeypatch):
+    """A whole game of the player against random moves: every move legal, the tree reused."""
+    game = get_game("ultimate")
+    rng = random.Random(4)
+    play = agents.make("mcts", 3, game="ultimate", engine="plain", iterations=400)
+    state, taken = game.initial(), []
+    take = Tree.take
+
+    def spy(self, g, s):
+        node = take(self, g, s)
+        taken.append(node is not None)
+        return node
+
+    monkeypatch.setattr(Tree, "take", spy)
+    while not game.is_terminal(state):
+        state = game.play(state, play(state) if game.to_move(state) == "X" else rng.choice(game.moves(state)))
+    assert len(taken) > 10 and sum(taken) >= len(taken) // 2  # the random reply was in the tree at least half the time
 
 
 # --- the player ---------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("engine", ["fast", "teaching"])
-def test_the_mcts_player_runs_on_either_engine(engine):
+@pytest.mark.parametrize("engine", ["fast", pytest.param("compiled", marks=NO_NUMBA), "plain", "teaching"])
+def test_the_mcts_player_runs_on_every_engine(engine):
     game = get_game("ultimate")
     play = agents.make("mcts", 1, game="ultimate", engine=engine, iterations=30)
     game.play(game.initial(), play(game.initial()))
@@ -195,5 +308,5 @@ def test_the_mcts_player_runs_on_either_engine(engine):
 
 
 def test_an_unknown_engine_is_refused_naming_the_choices():
-    with pytest.raises(ValueError, match="unknown engine 'turbo': choose one of 'fast', 'teaching'"):
+    with pytest.raises(ValueError, match="unknown engine 'turbo': choose one of 'fast', 'compiled', 'plain', 'teaching'"):
         agents.make("mcts", 1, game="ultimate", engine="turbo")

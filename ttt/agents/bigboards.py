@@ -61,27 +61,49 @@ def line_count_player(game: Any, rng: random.Random, *, depth: int = 4):
     return play
 
 
+ENGINES = ("fast", "compiled", "plain", "teaching")
+
+
+def _engine(engine: str) -> str:
+    """Return the engine a player plays with: `engine`, with "fast" made "compiled" when the
+    fast extra is installed and "plain" when it is not; refuse an unknown one by name."""
+    from ttt.engine import compiled  # imported when a player is made, not with ttt.agents
+
+    if engine not in ENGINES:
+        raise ValueError(f"unknown engine {engine!r}: choose one of {', '.join(map(repr, ENGINES))}")
+    if engine == "fast":
+        return "compiled" if compiled.AVAILABLE else "plain"
+    if engine == "compiled":
+        if not compiled.AVAILABLE:
+            raise ValueError(f"the compiled engine is not installed: {compiled.INSTALL_HINT}")
+        compiled.warm_up()  # compiled (or loaded from numba's cache) now, not on the first move's clock
+    return engine
+
+
 def default_player(game: Any, rng: random.Random, engine: str = "fast", *, seconds: float = 1.0):
-    """The strongest: iterative deepening alpha-beta with a heuristic, `seconds` a move.
+    """The strongest player the installation has, `seconds` a move.
 
-    `engine` "fast" (the default) searches with ``ttt.engine.alphabeta`` on bit masks, its own
-    heuristic and move order, `seconds` of CPU time; "teaching" with ``ttt.search.iterative_deepening``
-    on the game's states, ``game.evaluate`` and ``game.order_moves``, `seconds` of wall time.
-    Either way wins are worth more the sooner they come. (`engine` is given by name, like
-    `seconds`; it is not keyword-only so that ``agents.options`` still lists only ``seconds``,
-    the option the terminal and the widgets pass.)
+    `engine` "fast" (the default) is "compiled" when the fast extra (numba) is installed, else
+    "plain". "compiled": the compiled Monte Carlo tree search (``ttt.engine.compiled``), the
+    same player as `mcts` then, because it beats alpha-beta on both big boards (see
+    ``docs/players.md``); "plain": iterative deepening alpha-beta on the engine's bit masks
+    (``ttt.engine.alphabeta``), its own heuristic and move order; both take `seconds` of CPU
+    time. "teaching": ``ttt.search.iterative_deepening`` on the game's states, ``game.evaluate``
+    and ``game.order_moves``, `seconds` of wall time. The alpha-beta searches value wins more
+    the sooner they come. (`engine` is given by name, like `seconds`; it is not keyword-only so
+    that ``agents.options`` still lists only ``seconds``, the option the terminal and the
+    widgets pass.)
     """
+    engine = _engine(engine)
+    if engine == "compiled":
+        return mcts_player(game, rng, engine, seconds=seconds)
     from ttt.engine import alphabeta  # the engine's tables are built on first use, not at import
-
-    engines = ("fast", "teaching")
-    if engine not in engines:
-        raise ValueError(f"unknown engine {engine!r}: choose one of {', '.join(map(repr, engines))}")
 
     def play(state: Any):
         moves = _require_moves(game, state)
         if len(moves) == 1:
             return moves[0]
-        if engine == "fast":
+        if engine == "plain":
             return alphabeta.iterative_deepening(game, state, seconds=seconds, rng=rng).move
         return search.iterative_deepening(
             game, state, evaluate=game.evaluate, seconds=seconds, order=shuffled_root(game, state, rng)
@@ -94,24 +116,29 @@ def mcts_player(game: Any, rng: random.Random, engine: str = "fast", *, seconds:
                 iterations: int | None = None):
     """Monte Carlo tree search (UCT) with random playouts, `seconds` a move (or `iterations`).
 
-    `engine` "fast" (the default) searches with ``ttt.engine.mcts`` on bit masks, `seconds` of
-    CPU time: its playouts end when a player can win the game at once, and it proves wins and
-    losses (an MCTS-solver), so it never hands the opponent a win it has seen. "teaching"
-    searches with ``ttt.search.mcts``, the readable UCT, `seconds` of wall time. (`engine` is
-    given by name, as for the default player.)
+    `engine` "fast" (the default) is "compiled" when the fast extra (numba) is installed, else
+    "plain". Both search the engine's bit masks for `seconds` of CPU time: their playouts end
+    when a player can win the game at once, and they prove wins and losses (an MCTS-solver),
+    so they never hand the opponent a win they have seen. "plain" (``ttt.engine.mcts``, plain
+    Python) also keeps its tree from one move to the next (``ttt.engine.mcts.Tree``);
+    "compiled" (``ttt.engine.compiled``) runs about ten times the simulations a second.
+    "teaching" searches with ``ttt.search.mcts``, the readable UCT, `seconds` of wall time.
+    (`engine` is given by name, as for the default player.)
     """
-    from ttt.engine.mcts import mcts as fast_mcts  # imported when a player is made, not with ttt.agents
+    from ttt.engine import compiled
+    from ttt.engine.mcts import Tree, mcts as plain_mcts
 
-    engines = ("fast", "teaching")
-    if engine not in engines:
-        raise ValueError(f"unknown engine {engine!r}: choose one of {', '.join(map(repr, engines))}")
-    run = fast_mcts if engine == "fast" else search.mcts
+    engine = _engine(engine)
+    budget = dict(seconds=None if iterations else seconds, iterations=iterations)
+    if engine == "plain":
+        budget["tree"] = Tree()
+    run = {"compiled": compiled.mcts, "plain": plain_mcts, "teaching": search.mcts}[engine]
 
     def play(state: Any):
         moves = _require_moves(game, state)
         if len(moves) == 1:
             return moves[0]
-        return run(game, state, rng=rng, seconds=None if iterations else seconds, iterations=iterations).move
+        return run(game, state, rng=rng, **budget).move
 
     return play
 

@@ -130,6 +130,17 @@ class Board:
         new._stack = []
         return new
 
+    def snapshot(self) -> tuple:
+        """Return the position as one tuple, for `restore` (cheaper to keep than a `copy`)."""
+        return (tuple(self.xs), tuple(self.os), self.closed, self.x_boards, self.o_boards,
+                self.sent_to, self.turn, self.free, self.result)
+
+    def restore(self, snapshot: tuple) -> None:
+        """Set this board to a position `snapshot` returned, forgetting the moves `pop` could take back."""
+        xs, os, self.closed, self.x_boards, self.o_boards, self.sent_to, self.turn, self.free, self.result = snapshot
+        self.xs, self.os = list(xs), list(os)
+        self._stack.clear()
+
     # --- the rules --------------------------------------------------------------------------
 
     def moves(self) -> list[int]:

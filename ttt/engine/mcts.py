@@ -2,13 +2,16 @@
 
 The same search as ``ttt.search.mcts`` (UCT: select by UCB1, expand one child, play random
 moves to the end, back the result up; AIMA 4th ed., Fig. 5.11), written for speed instead of
-for reading, with two additions that make it stronger for the same time. Where it departs from
+for reading, with additions that make it stronger for the same time. Where it departs from
 the readable search:
 
-- **Speed.** One `Board` is copied per iteration and walked down the tree with `push`, never
-  checked; the playout is one loop over local variables and the engine's tables (a move is a
-  bit set in a mask, a won board one table look-up). A node keeps its mean result and
-  ``1 / sqrt(visits)`` up to date, so UCB1 over its children is a multiply and an add each.
+- **Speed.** Selection plays no moves: a node keeps its position (`Board.snapshot`) while it
+  has untried moves, so an iteration sets one scratch `Board` to the expanded node's position
+  and plays one move with `push`, never checked. A new node's moves are worked out only when it
+  is reached a second time (most leaves never are). The playout is one loop over local
+  variables and the engine's tables (a move is a bit set in a mask, a won board one table
+  look-up). A node keeps its mean result and ``1 / sqrt(visits)`` up to date, so UCB1 over its
+  children is a multiply and an add each. The CPU clock is read every `CLOCK_EVERY` iterations.
 - **Decisive playouts.** A playout ends as soon as the player to move can win the game with
   one move (a free cell that completes a line on a board that, in ultimate, completes a line
   of boards: `THREATS` below, `ttt.engine.board.COMPLETES`), scored as that player's win. A random playout
@@ -23,6 +26,8 @@ the readable search:
   moved into it; a node whose children are all expanded and all proven takes the best of them.
   A child proven lost is never selected again (so the search stops handing the opponent wins),
   a proven draw counts as ½, and the search stops when the root is proven.
+- **Tree reuse.** Given a `Tree` (the `mcts` player keeps one), a search starts from the node
+  of the position in the player's last tree, with the simulations already run below it.
 - **Less exploration.** UCB1's constant is 0.6 unless given (the teaching search's is sqrt(2)):
   with tens of thousands of simulations a move rather than millions, exploring less plays better.
 
@@ -46,18 +51,25 @@ from ttt.search import SearchResult
 THREATS = tuple(  # a player's cells on a small board -> the cells (free or not) that would complete a line
     sum(1 << c for c in range(9) if not m >> c & 1 and WINS[m | 1 << c]) for m in range(512)
 )
+ANY_BOARD = (FULL,) * 512  # nine-board's `COMPLETES`: a small board's line wins the game on any board
 TAKE_BOARD = 0.5  # how often a playout takes a cell that wins the small board it is sent to
 EXPLORATION = 0.6  # UCB1's constant: below the teaching search's sqrt(2), as measured (see `mcts`)
 UNPROVEN = 2  # `_Node.proven` when nothing is proven; else 1, 0 or -1 for the player who moved into it
+CLOCK_EVERY = 16  # iterations between readings of the CPU clock (a system call), about half a millisecond
 LOST = -1e9  # a proven-lost child's mean: below any UCB1 score, so it is never selected
 
 
 class _Node:
     """A node of the tree: the move into it (``9 * board + cell``), `by` the player who moved
     (0 X, 1 O), its children and untried moves, its visits and the results of its playouts for
-    `by`, the mean result and ``1 / sqrt(visits)`` that UCB1 reads, and what is proven."""
+    `by`, the mean result and ``1 / sqrt(visits)`` that UCB1 reads, and what is proven.
 
-    __slots__ = ("move", "by", "children", "untried", "visits", "wins", "mean", "spread", "proven")
+    A new node is looked at lazily: its moves (`untried`, None until then) and whether the
+    player to move can win at once are worked out when it is first selected again, not when it
+    is made, because most leaves are played out once and never reached again. (Its first
+    playout already scores such a win: a playout's first step is the same test.)"""
+
+    __slots__ = ("move", "by", "children", "untried", "position", "visits", "wins", "mean", "spread", "proven")
 
     def __init__(self, move: int, by: int, board: Board) -> None:
         self.move = move
@@ -68,13 +80,25 @@ class _Node:
         self.mean = 0.0
         self.spread = 0.0
         self.proven = UNPROVEN
+        self.untried: Optional[list[int]] = None
+        self.position: Optional[tuple] = None  # the board's snapshot, kept while moves are untried
         if board.result:  # the game is over: `by` won it or it is a tie
-            self.untried: list[int] = []
+            self.untried = []
             self._settle(0 if board.result == TIE else 1)
         else:
-            self.untried = board.moves()
-            if winning_move(board) >= 0:  # the next player wins at once
-                self._settle(-1)
+            self.position = board.snapshot()
+
+    def look(self, board: Board) -> bool:
+        """Set `board` to this node's position and work out its moves; return True when that
+        proves it (the player to move can win at once: lost for `by`)."""
+        board.restore(self.position)
+        if winning_move(board) >= 0:
+            self.position = None
+            self.untried = []
+            self._settle(-1)
+            return True
+        self.untried = board.moves()
+        return False
 
     def _settle(self, proven: int) -> None:
         """Record a proof (1 `by` wins, 0 a tie, -1 `by` loses) and the mean UCB1 reads from now on."""
@@ -98,59 +122,63 @@ def winning_move(board: Board) -> int:
     return -1
 
 
-def playout(board: Board, random: Callable[[], float]) -> int:
-    """Play random moves on `board` (changed in place) until the game is decided; return the
-    result, ``X_WON``, ``O_WON`` or ``TIE``. A player who can win the game with one move is
-    counted as winning it then (decisive moves), without playing it out; a player sent to a
-    small board it can win with one move takes it half the time (`TAKE_BOARD`)."""
+def playout(board: Board, random: Callable[[], float], record: Optional[list] = None) -> int:
+    """Play random moves on `board` (its masks changed in place) until the game is decided;
+    return the result, ``X_WON``, ``O_WON`` or ``TIE``. Appends the moves played to `record`
+    when given one (the tests replay them through the rules).
+
+    The policy: a player who can win the game with one move is counted as winning it then
+    (decisive moves), without playing it out. A player sent to a board plays on it; a player
+    who may play on any open board picks one of them at random, as OpenSpiel's rollouts do
+    (choosing the board, then the cell), not a cell among all the free ones. On the board, a
+    cell that wins it is taken half the time when there is one (`TAKE_BOARD`), else any free
+    cell at random.
+
+    In nine-board a small board's three in a row wins the game, so any such cell is a decisive
+    move, found before a move is chosen: the loop only ever closes a nine-board small board by
+    filling it, and the game is a tie when every board is closed, in both games."""
     if board.result:
         return board.result
-    xs, os = board.xs, board.os
-    closed, x_boards, o_boards = board.closed, board.x_boards, board.o_boards
-    sent, turn, free, ultimate = board.sent_to, board.turn, board.free, board.ultimate
-    wins, cells_of, threats, completes, moves_on = WINS, CELLS, THREATS, COMPLETES, MOVES_ON
+    if board.turn:
+        mine, theirs, my_boards, their_boards, me, you = board.os, board.xs, board.o_boards, board.x_boards, O_WON, X_WON
+    else:
+        mine, theirs, my_boards, their_boards, me, you = board.xs, board.os, board.x_boards, board.o_boards, X_WON, O_WON
+    closed, sent = board.closed, board.sent_to
+    goal = COMPLETES if board.ultimate else ANY_BOARD  # the boards whose taking wins the game
+    wins, cells_of, threats = WINS, CELLS, THREATS
     while True:
-        if turn:
-            mine, theirs, held = os, xs, o_boards
-        else:
-            mine, theirs, held = xs, os, x_boards
-        allowed = FULL ^ closed if sent == ANY else 1 << sent
-        for b in cells_of[completes[held] & allowed if ultimate else allowed]:  # a win at once?
-            if threats[mine[b]] & ~theirs[b]:
-                return O_WON if turn else X_WON
-        if sent == ANY:
-            choices: list = []
-            for b in cells_of[allowed]:
-                choices += moves_on[b][xs[b] | os[b]]
-            b, c = divmod(choices[int(random() * len(choices))], 9)
+        if sent < 0:  # any open board: a win at once on one of them, else one at random
+            for b in cells_of[goal[my_boards] & ~closed]:
+                if threats[mine[b]] & ~theirs[b]:
+                    return me
+            open_boards = cells_of[FULL ^ closed]
+            b = open_boards[int(random() * len(open_boards))]
+            m, t = mine[b], theirs[b]
+            cells = threats[m] & ~t  # the cells that win this small board
         else:
             b = sent
-            cells = threats[mine[b]] & ~theirs[b]  # cells that win this small board
-            if cells and random() < TAKE_BOARD:
-                cells = cells_of[cells]
-            else:
-                cells = cells_of[FULL ^ (xs[b] | os[b])]
-            c = cells[int(random() * len(cells))]
-        bit = 1 << c
-        free -= 1
-        if turn:
-            mask = os[b] = os[b] | bit
+            m, t = mine[b], theirs[b]
+            cells = threats[m] & ~t
+            if cells and goal[my_boards] >> b & 1:
+                return me
+        if cells and random() < TAKE_BOARD:
+            cells = cells_of[cells]
         else:
-            mask = xs[b] = xs[b] | bit
-        if wins[mask]:  # (a win of the game was found above; this one wins a small board)
-            if not ultimate:
-                return O_WON if turn else X_WON
+            cells = cells_of[FULL ^ (m | t)]
+        c = cells[int(random() * len(cells))]
+        if record is not None:
+            record.append(9 * b + c)
+        m |= 1 << c
+        mine[b] = m
+        if wins[m]:  # a small board won (ultimate only: see above); a win of the game was found above
             closed |= 1 << b
-            if turn:
-                o_boards |= 1 << b
-            else:
-                x_boards |= 1 << b
-        elif xs[b] | os[b] == FULL:
+            my_boards |= 1 << b
+        elif m | t == FULL:
             closed |= 1 << b
-        if (closed == FULL) if ultimate else not free:
+        if closed == FULL:
             return TIE
         sent = ANY if closed >> c & 1 else c
-        turn ^= 1
+        mine, theirs, my_boards, their_boards, me, you = theirs, mine, their_boards, my_boards, you, me
 
 
 def _proven_result(node: _Node) -> int:
@@ -162,49 +190,56 @@ def _proven_result(node: _Node) -> int:
 
 def _descend(root: _Node, board: Board, random: Callable[[], float], exploration: float) -> tuple[list, int, bool]:
     """One iteration's way down: select by UCB1, expand one untried move (chosen at random),
-    play out from it. Return the path, the result, and whether the new node is proven."""
+    play out from it on `board` (a scratch board, set to the expanded node's position). Return
+    the path, the result, and whether the new node is proven. Selection plays no moves: a node
+    keeps its position while it has untried moves, so only the expansion's move is played."""
     log, sqrt = math.log, math.sqrt
     node, path = root, [root]
+    append = path.append
     while True:
         if node.proven != UNPROVEN:  # a proven draw, selected: no playout needed
             return path, _proven_result(node), False
         untried = node.untried
+        if untried is None:  # reached again after its first playout: look at it, then expand it
+            if node.look(board):
+                return path, _proven_result(node), True
+            untried = node.untried
+        elif untried:
+            board.restore(node.position)
         if untried:  # expansion
             k = int(random() * len(untried))
             untried[k], untried[-1] = untried[-1], untried[k]
             move = untried.pop()
+            if not untried:
+                node.position = None
             by = board.turn
             board.push(move)
             child = _Node(move, by, board)
             node.children.append(child)
             path.append(child)
-            if child.proven != UNPROVEN:
+            if child.proven != UNPROVEN:  # the game is over
                 return path, _proven_result(child), True
             return path, playout(board, random), False
         scale = exploration * sqrt(log(node.visits))
-        best, best_score = node, -math.inf
+        best_score = LOST - 1.0
         for child in node.children:  # UCB1: mean + exploration * sqrt(ln N / n)
             score = child.mean + scale * child.spread
             if score > best_score:
-                best, best_score = child, score
-        node = best
-        board.push(node.move)
-        path.append(node)
+                node, best_score = child, score
+        append(node)
 
 
 def _back_up(path: list, result: int) -> None:
-    """Count the result in every node of the path, for the player who moved into each."""
+    """Count the result in every node of the path, for the player who moved into each (a win
+    1, a tie ½, a loss 0)."""
     sqrt = math.sqrt
-    x_won = result == X_WON
+    gains = (1.0, 0.0) if result == X_WON else (0.0, 1.0) if result == O_WON else (0.5, 0.5)  # by X, by O
     for node in path:
-        node.visits += 1
-        if result == TIE:
-            node.wins += 0.5
-        elif x_won == (node.by == 0):
-            node.wins += 1.0
+        visits = node.visits = node.visits + 1
+        wins = node.wins = node.wins + gains[node.by]
         if node.proven == UNPROVEN:
-            node.mean = node.wins / node.visits
-        node.spread = 1 / sqrt(node.visits)
+            node.mean = wins / visits
+        node.spread = 1 / sqrt(visits)
 
 
 def _prove(path: list) -> None:
@@ -227,6 +262,44 @@ def _choose(root: _Node) -> _Node:
     return max(root.children, key=lambda c: (c.proven != -1, c.proven == 1, c.visits))
 
 
+class Tree:
+    """The tree a player keeps from one of its moves to the next (tree reuse).
+
+    After a search, `keep` remembers the chosen move's subtree and the squares after it. On the
+    player's next move the opponent has played one move: `take` finds that move's node in the
+    subtree and the new search starts from it, with every simulation already run below it,
+    instead of from nothing. Any other position (a new game, a different game, a state that is
+    not one move on) starts afresh.
+    """
+
+    def __init__(self) -> None:
+        self._rules: Optional[str] = None
+        self._squares: Optional[str] = None  # the squares after the move the player chose
+        self._node: Optional[_Node] = None  # that move's node
+
+    def take(self, game: Any, state: BigState) -> Optional[_Node]:
+        """Return the node of `state` if it is one move on from the kept position, else None;
+        forget the kept tree either way."""
+        node, squares, rules = self._node, self._squares, self._rules
+        self._node = self._squares = self._rules = None
+        if node is None or rules != game.name or not node.children:
+            return None
+        changed = [i for i, (a, b) in enumerate(zip(squares, state.squares)) if a != b]
+        if len(changed) != 1 or squares[changed[0]] != ".":
+            return None
+        for child in node.children:
+            if child.move == changed[0]:
+                return child
+        return None
+
+    def keep(self, game: Any, state: BigState, node: _Node) -> None:
+        """Remember `node`, the move chosen from `state`, and the squares after it."""
+        i = node.move
+        mark = "X" if node.by == 0 else "O"
+        self._rules, self._node = game.name, node
+        self._squares = state.squares[:i] + mark + state.squares[i + 1:]
+
+
 def mcts(
     game: Any,
     state: BigState,
@@ -235,6 +308,7 @@ def mcts(
     seconds: Optional[float] = None,
     iterations: Optional[int] = None,
     exploration: float = EXPLORATION,
+    tree: Optional[Tree] = None,
 ) -> SearchResult:
     """Return the most visited move of Monte Carlo tree search (UCT) from `state`, a position of
     nine-board or ultimate tic-tac-toe, as ``ttt.search.mcts`` does, faster and stronger.
@@ -242,7 +316,9 @@ def mcts(
     It runs `iterations` times, or until `seconds` of CPU time have passed (at least once), or
     until the root is proven. A move that wins the game at once is returned without searching.
     The move is ``(board, cell)``; the value is the chosen move's mean result for X, from -1 to
-    1 (exactly 1 or -1 when proven); `nodes` counts the simulations.
+    1 (exactly 1 or -1 when proven); `nodes` counts the simulations run by this call. Given a
+    `Tree`, the search starts from what the player's last search found below this position
+    (see `Tree`), and keeps its tree there for the next move.
 
     `exploration` is 0.6 unless given, not the teaching search's sqrt(2): against OpenSpiel's
     MCTSBot on ultimate (20 games each, 0.2 CPU seconds a move, playouts without `TAKE_BOARD`)
@@ -258,18 +334,23 @@ def mcts(
     win = winning_move(start)
     if win >= 0:
         return SearchResult(sign, divmod(win, 9), 0)
-    root = _Node(-1, start.turn ^ 1, start)
+    root = tree.take(game, state) if tree is not None else None
+    if root is None:
+        root = _Node(-1, start.turn ^ 1, start)
+    scratch = start.copy()
     random, clock = rng.random, time.process_time
     deadline = None if seconds is None else clock() + seconds
     done = 0
-    while root.proven == UNPROVEN and (iterations is None or done < iterations) and (
-        deadline is None or done == 0 or clock() < deadline
-    ):
-        path, result, proved = _descend(root, start.copy(), random, exploration)
+    while root.proven == UNPROVEN:
+        path, result, proved = _descend(root, scratch, random, exploration)
         _back_up(path, result)
         if proved:
             _prove(path)
         done += 1
+        if done == iterations or (deadline is not None and done % CLOCK_EVERY == 0 and clock() >= deadline):
+            break
     best = _choose(root)
+    if tree is not None:
+        tree.keep(game, state, best)
     value = best.proven if best.proven != UNPROVEN else 2 * best.wins / best.visits - 1
     return SearchResult(sign * value, divmod(best.move, 9), done)

@@ -1,0 +1,383 @@
+"""The engine's Monte Carlo tree search compiled to machine code with numba (the ``fast`` extra).
+
+``pip install 'ttt[fast]'`` installs numba; then the big boards' ``mcts`` and ``default``
+players search with `mcts` here instead of the plain-Python ``ttt.engine.mcts``, about five
+times as many simulations a CPU second. Without numba nothing here is imported, and the
+plain-Python search plays (`AVAILABLE` says which).
+
+It is ``ttt.engine.mcts`` (the same UCT, the same decisive playouts with `TAKE_BOARD`, the same
+MCTS-solver and UCB constant; read that module for what each does and why) written the way a
+compiler wants it, so the rules are here a third time, on arrays:
+
+- a position is one array of 23 numbers: X's nine 9-bit masks, O's nine, then the closed
+  boards, X's won boards, O's won boards, the board the mover is sent to (-1: any open one) and
+  the player to move; `_push` plays a move on it. The tests replay this module's playouts
+  through the readable rules move by move, as they do the plain engine's;
+- the tree is a set of arrays indexed by node (move, mover, first child, number of children,
+  visits, results, proof). A node's children are made all at once, in random order, the second
+  time the node is reached (its first visit is a playout); selection plays the moves down
+  from the root on a copy of the root's position;
+- the search runs in chunks of `CHUNK` iterations between readings of the CPU clock (compiled
+  code cannot read it), and the arrays grow between chunks when they are nearly full;
+- the first call compiles the functions (a few seconds); numba keeps the machine code in its
+  cache, so later processes load it instead.
+
+There is no tree reuse (``ttt.engine.mcts.Tree``) here: with this many simulations the search
+does not need it as much, and it would take a second copy of that code too.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from typing import Any, Optional
+
+from ttt.engine.board import CELLS, COMPLETES, FULL, O_WON, TIE, WINS, X_WON, Board
+from ttt.engine.mcts import ANY_BOARD, EXPLORATION, TAKE_BOARD, THREATS
+from ttt.games.bigboard import BigState
+from ttt.search import SearchResult
+
+try:
+    import numba
+    import numpy as np
+except ImportError:  # the fast extra is not installed: the plain-Python search plays
+    AVAILABLE = False
+else:
+    AVAILABLE = True
+
+INSTALL_HINT = "the compiled search needs numba: pip install 'ttt[fast]'"
+CHUNK = 2048  # iterations between readings of the CPU clock
+UNPROVEN = 2
+XS, OS, CLOSED, XB, OB, SENT, TURN = 0, 9, 18, 19, 20, 21, 22  # where each field is in a position array
+SIZE = 23
+
+if AVAILABLE:
+    _WINS = np.array(WINS, dtype=np.bool_)
+    _THREATS = np.array(THREATS, dtype=np.int64)
+    _GOALS = np.array([COMPLETES, ANY_BOARD], dtype=np.int64)  # [0] ultimate, [1] nine-board
+    _CELLS = np.zeros((512, 9), dtype=np.int64)
+    _COUNT = np.zeros(512, dtype=np.int64)
+    for _mask in range(512):
+        _COUNT[_mask] = len(CELLS[_mask])
+        _CELLS[_mask, : len(CELLS[_mask])] = CELLS[_mask]
+    jit = numba.njit(cache=True, nogil=True)
+else:  # pragma: no cover - the module's functions are never called without numba
+    def jit(function):
+        return function
+
+
+@jit
+def _seed(seed):
+    np.random.seed(seed)
+
+
+@jit
+def _result(p, ultimate):
+    """The game's result in position `p`: 0 going on, ``X_WON``, ``O_WON`` or ``TIE``. (In
+    nine-board the search never plays past a won small board; see `_push`.)"""
+    if ultimate:
+        if _WINS[p[XB]]:
+            return 1
+        if _WINS[p[OB]]:
+            return 2
+    if p[CLOSED] == FULL:
+        return 3
+    return 0
+
+
+@jit
+def _push(p, move, ultimate):
+    """Play `move` (``9 * board + cell``) for the player to move; return the game's result
+    after it (in nine-board a small board's line wins the game)."""
+    b, c = move // 9, move % 9
+    me = p[TURN]
+    mask = p[9 * me + b] | (1 << c)
+    p[9 * me + b] = mask
+    won = 0
+    if _WINS[mask]:
+        if not ultimate:
+            won = 1 + me
+        p[CLOSED] |= 1 << b
+        p[XB + me] |= 1 << b
+    elif (p[XS + b] | p[OS + b]) == FULL:
+        p[CLOSED] |= 1 << b
+    p[SENT] = -1 if (p[CLOSED] >> c) & 1 else c
+    p[TURN] = 1 - me
+    if won:
+        return won
+    return _result(p, ultimate)
+
+
+@jit
+def _winning_move(p, ultimate):
+    """A move that wins the game at once for the player to move, or -1."""
+    me = p[TURN]
+    mine, theirs = 9 * me, 9 - 9 * me
+    allowed = (FULL ^ p[CLOSED]) if p[SENT] < 0 else (1 << p[SENT])
+    allowed &= _GOALS[0 if ultimate else 1, p[XB + me]]
+    for i in range(_COUNT[allowed]):
+        b = _CELLS[allowed, i]
+        cells = _THREATS[p[mine + b]] & ~p[theirs + b]
+        if cells:
+            return 9 * b + _CELLS[cells, 0]
+    return -1
+
+
+@jit
+def _moves(p, out):
+    """Write the legal moves into `out`; return how many there are."""
+    n = 0
+    boards = (FULL ^ p[CLOSED]) if p[SENT] < 0 else (1 << p[SENT])
+    for i in range(_COUNT[boards]):
+        b = _CELLS[boards, i]
+        free = FULL ^ (p[XS + b] | p[OS + b])
+        for j in range(_COUNT[free]):
+            out[n] = 9 * b + _CELLS[free, j]
+            n += 1
+    return n
+
+
+@jit
+def _playout(p, ultimate, take_board, record):
+    """`ttt.engine.mcts.playout` on a position array (changed in place); moves go to `record`
+    (its first number counts them) when it is longer than 1."""
+    goal = 0 if ultimate else 1
+    recording = record.shape[0] > 1
+    while True:
+        me = p[TURN]
+        mine, theirs = 9 * me, 9 - 9 * me
+        my_goal = _GOALS[goal, p[XB + me]]
+        sent = p[SENT]
+        if sent < 0:
+            open_boards = FULL ^ p[CLOSED]
+            wins = my_goal & open_boards
+            for i in range(_COUNT[wins]):
+                b = _CELLS[wins, i]
+                if _THREATS[p[mine + b]] & ~p[theirs + b]:
+                    return 1 + me
+            b = _CELLS[open_boards, int(np.random.random() * _COUNT[open_boards])]
+            cells = _THREATS[p[mine + b]] & ~p[theirs + b]
+        else:
+            b = sent
+            cells = _THREATS[p[mine + b]] & ~p[theirs + b]
+            if cells and (my_goal >> b) & 1:
+                return 1 + me
+        if cells == 0 or np.random.random() >= take_board:
+            cells = FULL ^ (p[XS + b] | p[OS + b])
+        c = _CELLS[cells, int(np.random.random() * _COUNT[cells])]
+        if recording:
+            record[0] += 1
+            record[record[0]] = 9 * b + c
+        result = _push(p, 9 * b + c, ultimate)
+        if result:
+            return result
+
+
+@jit
+def _mean(wins, visits, proven, node):
+    """The mean result UCB1 reads for `node`: a proof's value when proven."""
+    if proven[node] == UNPROVEN:
+        return wins[node] / visits[node]
+    if proven[node] == 1:
+        return 1.0
+    if proven[node] == 0:
+        return 0.5
+    return -1e9
+
+
+@jit
+def _search(root_position, ultimate, iterations, exploration, take_board,
+            move, by, first, count, visits, wins, proven, used):
+    """Run `iterations` iterations on the tree in the arrays, whose first `used[0]` nodes are
+    in use (node 0 is the root); stop early when the root is proven or fewer than 81 nodes are
+    left. Return the iterations run."""
+    capacity = move.shape[0]
+    p = np.empty(SIZE, dtype=np.int64)
+    path = np.empty(82, dtype=np.int64)
+    found = np.empty(81, dtype=np.int64)
+    no_record = np.zeros(1, dtype=np.int64)
+    for done in range(iterations):
+        if proven[0] != UNPROVEN or used[0] + 81 > capacity:
+            return done
+        p[:] = root_position
+        node, depth = 0, 1
+        path[0] = 0
+        result = 0
+        proved = False
+        while True:
+            if proven[node] != UNPROVEN:
+                if proven[node] == 0:
+                    result = TIE
+                else:
+                    result = 1 + (by[node] if proven[node] == 1 else 1 - by[node])
+                break
+            if first[node] < 0:
+                if visits[node] == 0 and node != 0:  # a new leaf: one playout
+                    result = _playout(p, ultimate, take_board, no_record)
+                    break
+                if _winning_move(p, ultimate) >= 0:  # the player to move wins at once
+                    proven[node] = -1
+                    result = 1 + p[TURN]
+                    proved = True
+                    break
+                n = _moves(p, found)
+                for i in range(n - 1, 0, -1):  # the children in random order
+                    j = int(np.random.random() * (i + 1))
+                    found[i], found[j] = found[j], found[i]
+                start = used[0]
+                for i in range(n):
+                    k = start + i
+                    move[k], by[k], first[k], count[k] = found[i], p[TURN], -1, 0
+                    visits[k], wins[k], proven[k] = 0, 0.0, UNPROVEN
+                first[node], count[node] = start, n
+                used[0] = start + n
+            best, best_score = -1, -2e9
+            scale = exploration * np.sqrt(np.log(visits[node]))
+            for k in range(first[node], first[node] + count[node]):
+                if visits[k] == 0:
+                    if proven[k] == UNPROVEN:
+                        best = k
+                        break
+                    score = _mean(wins, visits, proven, k)
+                else:
+                    score = _mean(wins, visits, proven, k) + scale / np.sqrt(visits[k])
+                if score > best_score:
+                    best, best_score = k, score
+            node = best
+            path[depth] = node
+            depth += 1
+            over = _push(p, move[node], ultimate)
+            if over:  # the game ends: proven for the player who moved
+                proven[node] = 0 if over == TIE else 1
+                result = over
+                proved = True
+                break
+        for i in range(depth):  # back up
+            k = path[i]
+            visits[k] += 1
+            if result == TIE:
+                wins[k] += 0.5
+            elif result == 1 + by[k]:
+                wins[k] += 1.0
+        if proved:  # carry the proof up
+            for i in range(depth - 1, 0, -1):
+                k, parent = path[i], path[i - 1]
+                if proven[parent] != UNPROVEN:
+                    break
+                if proven[k] == 1:
+                    proven[parent] = -1
+                    continue
+                best_proof, all_proven = -1, True
+                for j in range(first[parent], first[parent] + count[parent]):
+                    if proven[j] == UNPROVEN:
+                        all_proven = False
+                        break
+                    best_proof = max(best_proof, proven[j])
+                if not all_proven:
+                    break
+                proven[parent] = -best_proof
+    return iterations
+
+
+def _position(board: Board) -> "np.ndarray":
+    p = np.zeros(SIZE, dtype=np.int64)
+    p[XS:XS + 9], p[OS:OS + 9] = board.xs, board.os
+    p[CLOSED], p[XB], p[OB], p[SENT], p[TURN] = board.closed, board.x_boards, board.o_boards, board.sent_to, board.turn
+    return p
+
+
+def warm_up() -> None:
+    """Compile the search now (or load it from numba's cache), so that no move's clock pays for it."""
+    if AVAILABLE:
+        from ttt.games import get_game
+
+        game = get_game("nine-board")
+        mcts(game, game.initial(), rng=random.Random(0), iterations=CHUNK + 1)
+
+
+def playout(game: Any, state: BigState, seed: int) -> tuple[int, list[int]]:
+    """Play one compiled playout from `state`; return its result and the moves it played (for
+    the tests, which replay them through the rules)."""
+    if not AVAILABLE:
+        raise ImportError(INSTALL_HINT)
+    board = Board.of(game, state)
+    if board.result:
+        return board.result, []
+    _seed(seed)
+    record = np.zeros(82, dtype=np.int64)
+    result = _playout(_position(board), board.ultimate, TAKE_BOARD, record)
+    return int(result), [int(m) for m in record[1:1 + record[0]]]
+
+
+def mcts(
+    game: Any,
+    state: BigState,
+    *,
+    rng: Any,
+    seconds: Optional[float] = None,
+    iterations: Optional[int] = None,
+    exploration: float = EXPLORATION,
+    nodes: int = 1 << 20,
+) -> SearchResult:
+    """``ttt.engine.mcts.mcts``, compiled: the same arguments (`nodes`, the tree's first
+    capacity, grows as needed) and the same kind of result, many more simulations a second.
+
+    The random numbers are numba's, seeded from `rng` (the same `rng` and `iterations` give the
+    same search). It raises ImportError, saying what to install, without numba.
+    """
+    if not AVAILABLE:
+        raise ImportError(INSTALL_HINT)
+    if seconds is None and iterations is None:
+        raise ValueError("give mcts a budget: seconds=... or iterations=...")
+    board = Board.of(game, state)
+    if board.result:
+        return SearchResult(game.utility(state), None, 0)
+    sign = 1 if board.turn == 0 else -1
+    position = _position(board)
+    win = _winning_move(position, board.ultimate)
+    if win >= 0:
+        return SearchResult(sign, divmod(int(win), 9), 0)
+    _seed(rng.getrandbits(32))
+    arrays = _tree(nodes)
+    move, by, first, count, visits, wins, proven, used = arrays
+    by[0], first[0], proven[0], used[0] = 1 - board.turn, -1, UNPROVEN, 1
+    clock = time.process_time
+    deadline = None if seconds is None else clock() + seconds
+    done = 0
+    while proven[0] == UNPROVEN:
+        chunk = CHUNK if iterations is None else min(CHUNK, iterations - done)
+        done += _search(position, board.ultimate, chunk, exploration, TAKE_BOARD, *arrays)
+        if iterations is not None and done >= iterations:
+            break
+        if deadline is not None and clock() >= deadline:
+            break
+        if used[0] + 81 * CHUNK > move.shape[0]:  # nearly full: twice the room
+            arrays = _grow(arrays)
+            move, by, first, count, visits, wins, proven, used = arrays
+    children = range(first[0], first[0] + count[0])
+    if count[0] == 0:  # (a budget of one iteration: the root's first visit expands it)
+        done += _search(position, board.ultimate, 1, exploration, TAKE_BOARD, *arrays)
+        children = range(first[0], first[0] + count[0])
+    best = max(children, key=lambda k: (proven[k] != -1, proven[k] == 1, visits[k]))
+    if proven[best] != UNPROVEN:
+        value = float(proven[best])
+    else:
+        value = 2 * wins[best] / max(1, visits[best]) - 1
+    return SearchResult(sign * float(value), divmod(int(move[best]), 9), done)
+
+
+def _tree(capacity: int) -> tuple:
+    """Empty tree arrays with room for `capacity` nodes: move, mover, first child, number of
+    children, visits, results, proof, and the count of nodes in use."""
+    return (np.zeros(capacity, np.int8), np.zeros(capacity, np.int8), np.full(capacity, -1, np.int32),
+            np.zeros(capacity, np.int8), np.zeros(capacity, np.int32), np.zeros(capacity, np.float64),
+            np.full(capacity, UNPROVEN, np.int8), np.zeros(1, np.int64))
+
+
+def _grow(arrays: tuple) -> tuple:
+    """The same tree in arrays twice as long."""
+    *fields, used = arrays
+    bigger = _tree(2 * fields[0].shape[0])
+    for old, new in zip(fields, bigger):
+        new[: old.shape[0]] = old
+    return (*bigger[:-1], used)
