@@ -185,20 +185,29 @@ def mcts_rate(search_fn, game, state, seconds: float) -> tuple[float, int]:
 
 def mcts_speed(name: str, seconds: float = 1.0) -> None:
     """Print the simulations per CPU second of the teaching MCTS (``ttt.search.mcts``, timed by
-    the clock on the wall, counted here in CPU time) and of the engine's (``ttt.engine.mcts``,
-    decisive playouts and a solver, timed in CPU time), from the opening and after 14 and 24
-    moves of line-count against itself. The engine stops early where it proves the position."""
-    from ttt.engine.mcts import mcts as fast_mcts
+    the clock on the wall, counted here in CPU time), of the engine's plain-Python one
+    (``ttt.engine.mcts``, decisive playouts and a solver, timed in CPU time) and, when numba is
+    installed, of the compiled one (``ttt.engine.compiled``), from the opening and after 14 and
+    24 moves of line-count against itself. The engine stops early where it proves the position."""
+    from ttt.engine import compiled
+    from ttt.engine.mcts import mcts as plain_mcts
 
     game = get_game(name)
     positions = {"opening": game.initial(), "14 moves": mid_game(game, 14), "24 moves": mid_game(game, 24)}
-    print(f"{name}: Monte Carlo tree search, teaching (ttt.search.mcts) against the engine (ttt.engine.mcts), "
-          f"{seconds:g} s each")
-    print(f"{'position':<12}{'teaching sims/s':>17}{'engine sims/s':>15}{'ratio':>7}{'engine sims':>13}")
+    print(f"{name}: Monte Carlo tree search, teaching (ttt.search.mcts) against the engine's plain-Python "
+          f"(ttt.engine.mcts) and compiled (ttt.engine.compiled) ones, {seconds:g} s each")
+    head = f"{'position':<12}{'teaching sims/s':>17}{'plain sims/s':>14}{'ratio':>7}"
+    print(head + (f"{'compiled sims/s':>17}{'ratio':>8}" if compiled.AVAILABLE else "  (compiled: numba is not installed)"))
+    if compiled.AVAILABLE:
+        compiled.warm_up()
     for label, state in positions.items():
         teaching, _ = mcts_rate(search.mcts, game, state, seconds)
-        fast, sims = mcts_rate(fast_mcts, game, state, seconds)
-        print(f"{label:<12}{teaching:>17,.0f}{fast:>15,.0f}{fast / teaching:>6.1f}x{sims:>13,}")
+        plain, _ = mcts_rate(plain_mcts, game, state, seconds)
+        row = f"{label:<12}{teaching:>17,.0f}{plain:>14,.0f}{plain / teaching:>6.1f}x"
+        if compiled.AVAILABLE:
+            fast, _ = mcts_rate(compiled.mcts, game, state, seconds)
+            row += f"{fast:>17,.0f}{fast / teaching:>7.0f}x"
+        print(row)
     print()
 
 
@@ -231,10 +240,10 @@ def run_match(name: str, games: int, seconds: float, seed: int) -> dict:
     t0 = time.perf_counter()
     outcome = match(game, a, b, games=games, names=("default", "line-count"), progress=sys.stderr.isatty())
     elapsed = time.perf_counter() - t0
-    r = outcome["results"]["default"]
+    r = outcome.results["default"]
     print(f"{name}: {games} games, default at {seconds:g} s per move against line-count (depth 4), alternating first")
     print(f"{'player':<10}{'wins':>6}{'ties':>6}{'losses':>8}")
-    for who, row in outcome["results"].items():
+    for who, row in outcome.results.items():
         print(f"{who:<10}{row['wins']:>6}{row['ties']:>6}{row['losses']:>8}")
     print(f"default won {100 * r['wins'] / games:.0f}% (goal: at least 80%) in {elapsed / 60:.1f} min")
     print()

@@ -347,6 +347,8 @@ def play_game(player_name: str, seconds: float, seed: int, ttt_mark: str, engine
     game = get_game("ultimate")
     spiel_game = pyspiel.load_game(SPIEL_GAME)
     player = agents.make(player_name, seed, game="ultimate", seconds=seconds, engine=engine)
+    if engine == "compiled":
+        compiled.warm_up()  # numba compiles (or loads) the search once per process, before any move is timed
     bot = BudgetedBot(spiel_game, seconds, seed)
     state, s = game.initial(), spiel_game.new_initial_state()
     ttt_cpu, ttt_moves, plies = 0.0, 0, 0

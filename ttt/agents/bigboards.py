@@ -73,10 +73,8 @@ def _engine(engine: str) -> str:
         raise ValueError(f"unknown engine {engine!r}: choose one of {', '.join(map(repr, ENGINES))}")
     if engine == "fast":
         return "compiled" if compiled.AVAILABLE else "plain"
-    if engine == "compiled":
-        if not compiled.AVAILABLE:
-            raise ValueError(f"the compiled engine is not installed: {compiled.INSTALL_HINT}")
-        compiled.warm_up()  # compiled (or loaded from numba's cache) now, not on the first move's clock
+    if engine == "compiled" and not compiled.AVAILABLE:
+        raise ValueError(f"the compiled engine is not installed: {compiled.INSTALL_HINT}")
     return engine
 
 
@@ -138,6 +136,8 @@ def mcts_player(game: Any, rng: random.Random, engine: str = "fast", *, seconds:
         moves = _require_moves(game, state)
         if len(moves) == 1:
             return moves[0]
+        if engine == "compiled":
+            compiled.warm_up()  # the first move compiles the search (or loads it) before its clock starts
         return run(game, state, rng=rng, **budget).move
 
     return play

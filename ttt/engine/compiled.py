@@ -286,13 +286,19 @@ def _position(board: Board) -> "np.ndarray":
     return p
 
 
+_warm = False  # whether this process has compiled (or loaded) the search
+
+
 def warm_up() -> None:
-    """Compile the search now (or load it from numba's cache), so that no move's clock pays for it."""
-    if AVAILABLE:
+    """Compile the search now (a few seconds; a second or less when numba's cache has it), so
+    that no move's clock pays for it. Only the first call in a process does anything."""
+    global _warm
+    if AVAILABLE and not _warm:
         from ttt.games import get_game
 
         game = get_game("nine-board")
         mcts(game, game.initial(), rng=random.Random(0), iterations=CHUNK + 1)
+        _warm = True
 
 
 def playout(game: Any, state: BigState, seed: int) -> tuple[int, list[int]]:
