@@ -82,6 +82,7 @@ import sys
 import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import asdict, dataclass
+from importlib.metadata import version
 from typing import Optional
 
 from tqdm import tqdm
@@ -585,7 +586,7 @@ def main(argv=None) -> int:
         engine = args.engine
         if engine == "fast":
             engine = "compiled" if compiled.AVAILABLE else "plain"
-        print(f"ttt's engine: {engine}" + (f" (numba {compiled.numba.__version__})" if engine == "compiled" else ""))
+        print(f"ttt's engine: {engine}" + (f" (numba {version('numba')})" if engine == "compiled" else ""))
         tasks = [(name, sec, args.seed + k, "X" if k % 2 == 0 else "O", engine)
                  for name in args.players for sec in args.seconds for k in range(args.games)]
         print_matches(run_games(tasks, args.jobs, args.log), args.players, args.seconds)

@@ -28,6 +28,7 @@ does not need it as much, and it would take a second copy of that code too.
 
 from __future__ import annotations
 
+import importlib.util
 import random
 import time
 from typing import Any, Optional
@@ -37,33 +38,45 @@ from ttt.engine.mcts import ANY_BOARD, EXPLORATION, TAKE_BOARD, THREATS
 from ttt.games.bigboard import BigState
 from ttt.search import SearchResult
 
-try:
-    import numba
-    import numpy as np
-except ImportError:  # the fast extra is not installed: the plain-Python search plays
-    AVAILABLE = False
-else:
-    AVAILABLE = True
-
+AVAILABLE = importlib.util.find_spec("numba") is not None  # whether the fast extra is installed
 INSTALL_HINT = "the compiled search needs numba: pip install 'ttt[fast]'"
 CHUNK = 2048  # iterations between readings of the CPU clock
 UNPROVEN = 2
 XS, OS, CLOSED, XB, OB, SENT, TURN = 0, 9, 18, 19, 20, 21, 22  # where each field is in a position array
 SIZE = 23
+np: Any = None  # numpy, once `_load` has imported it
+_KERNELS: list = []  # the functions `_load` compiles, in order
 
-if AVAILABLE:
-    _WINS = np.array(WINS, dtype=np.bool_)
-    _THREATS = np.array(THREATS, dtype=np.int64)
-    _GOALS = np.array([COMPLETES, ANY_BOARD], dtype=np.int64)  # [0] ultimate, [1] nine-board
-    _CELLS = np.zeros((512, 9), dtype=np.int64)
-    _COUNT = np.zeros(512, dtype=np.int64)
-    for _mask in range(512):
-        _COUNT[_mask] = len(CELLS[_mask])
-        _CELLS[_mask, : len(CELLS[_mask])] = CELLS[_mask]
-    jit = numba.njit(cache=True, nogil=True)
-else:  # pragma: no cover - the module's functions are never called without numba
-    def jit(function):
-        return function
+
+def jit(function):
+    """Mark `function` to be compiled by `_load`; until then it is the plain function."""
+    _KERNELS.append(function.__name__)
+    return function
+
+
+def _load() -> None:
+    """Import numba (about half a second and 100 MB, so only when a search first runs), build
+    the tables as arrays, and put the compiled functions in place of the plain ones (numba
+    compiles each on its first call, or loads it from its cache)."""
+    global np, _WINS, _THREATS, _GOALS, _CELLS, _COUNT
+    if np is not None:
+        return
+    if not AVAILABLE:
+        raise ImportError(INSTALL_HINT)
+    import numba
+    import numpy
+
+    _WINS = numpy.array(WINS, dtype=numpy.bool_)
+    _THREATS = numpy.array(THREATS, dtype=numpy.int64)
+    _GOALS = numpy.array([COMPLETES, ANY_BOARD], dtype=numpy.int64)  # [0] ultimate, [1] nine-board
+    _CELLS = numpy.zeros((512, 9), dtype=numpy.int64)
+    _COUNT = numpy.zeros(512, dtype=numpy.int64)
+    for mask in range(512):
+        _COUNT[mask] = len(CELLS[mask])
+        _CELLS[mask, : len(CELLS[mask])] = CELLS[mask]
+    np = numpy
+    for name in _KERNELS:  # compiled in order, so each finds the ones it calls already compiled
+        globals()[name] = numba.njit(cache=True, nogil=True)(globals()[name])
 
 
 @jit
@@ -304,8 +317,7 @@ def warm_up() -> None:
 def playout(game: Any, state: BigState, seed: int) -> tuple[int, list[int]]:
     """Play one compiled playout from `state`; return its result and the moves it played (for
     the tests, which replay them through the rules)."""
-    if not AVAILABLE:
-        raise ImportError(INSTALL_HINT)
+    _load()
     board = Board.of(game, state)
     if board.result:
         return board.result, []
@@ -331,8 +343,7 @@ def mcts(
     The random numbers are numba's, seeded from `rng` (the same `rng` and `iterations` give the
     same search). It raises ImportError, saying what to install, without numba.
     """
-    if not AVAILABLE:
-        raise ImportError(INSTALL_HINT)
+    _load()
     if seconds is None and iterations is None:
         raise ValueError("give mcts a budget: seconds=... or iterations=...")
     board = Board.of(game, state)
