@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from ttt.engine import compiled
+
 TTT = Path(sys.executable).with_name("ttt")
 
 
@@ -91,3 +93,15 @@ def test_match_of_a_player_against_itself():
 def test_match_errors(args, message):
     out = ttt(*args)
     assert out.returncode == 2 and message in out.stderr and "Traceback" not in out.stderr
+
+
+@pytest.mark.skipif(not compiled.AVAILABLE,
+                    reason="the fast extra (numba) is not installed")
+def test_the_compiled_search_is_prepared_before_the_first_move_saying_so():
+    out = ttt("play", "--game", "nine-board", "--as", "O", "--time", "0.1")
+    assert out.returncode == 0, out.stderr
+    assert "Preparing default's compiled search" in out.stdout
+    assert out.stdout.index("Preparing") < out.stdout.index("The computer takes")
+    match = ttt("match", "--game", "nine-board", "default", "random", "-n", "1", "--time", "0.05", "--json")
+    assert json.loads(match.stdout)["games"] == 1  # stdout holds the JSON alone
+    assert "Preparing default's compiled search" in match.stderr

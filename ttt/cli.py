@@ -74,6 +74,7 @@ def cmd_play(args: argparse.Namespace, stdin: TextIO = sys.stdin, stdout: TextIO
             if side not in ("X", "O"):
                 out("Please type X or O.\n")
         out(f"The computer ({ai.__name__}) plays {'O' if side == 'X' else 'X'}.\n")
+        _prepare(ai, out)
         session = Session(game, {side: None, ("O" if side == "X" else "X"): ai})
         while not session.over:
             out("\n" + game.format_numbered(session.state) + "\n")
@@ -94,6 +95,13 @@ def cmd_play(args: argparse.Namespace, stdin: TextIO = sys.stdin, stdout: TextIO
     except (EOFError, KeyboardInterrupt):
         out("\nGame abandoned. Goodbye!\n")
         return 0
+
+
+def _prepare(player: Any, out: Callable[[str], Any]) -> None:
+    """Do a player's work before its first move (the compiled search compiles), saying so."""
+    if hasattr(player, "prepare"):
+        out(f"Preparing {player.__name__}'s compiled search (a few seconds the first time, then cached)...\n")
+        player.prepare()
 
 
 def _side(text: str) -> str:
@@ -124,6 +132,9 @@ def cmd_match(args: argparse.Namespace, stdout: TextIO = sys.stdout) -> int:
     seconds = args.time
     a = _player_for(args.a, args.game, seed, seconds=seconds)
     b = _player_for(args.b, args.game, None if seed is None else seed + 1, seconds=seconds)
+    _prepare(a, sys.stderr.write)  # (on stderr: --json prints one object on stdout)
+    if b.__name__ != a.__name__:
+        _prepare(b, sys.stderr.write)
     outcome = match(game, a, b, games=args.n, names=(args.a, args.b), progress=not args.json and sys.stderr.isatty())
     if args.json:
         stdout.write(json.dumps(outcome.to_dict()) + "\n")
@@ -222,7 +233,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--ai", help="the computer's player (default: the strongest; see `ttt players`)")
     p.add_argument("--seed", type=int, help="seed for the computer's and the side's randomness")
     p.add_argument("--time", type=float, metavar="SECONDS",
-                   help="thinking time per move for players that take one (the big boards' default, mcts)")
+                   help="CPU seconds a move for players that take them (the big boards' default and mcts; default: 1)")
     p.set_defaults(func=cmd_play)
 
     p = sub.add_parser("match", help="play N games between two players and tally the results")
@@ -232,7 +243,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-n", type=int, default=100, help="number of games (default: 100)")
     p.add_argument("--seed", type=int, help="seed for the players' randomness (B gets seed+1)")
     p.add_argument("--time", type=float, metavar="SECONDS",
-                   help="thinking time per move for players that take one (the big boards' default, mcts)")
+                   help="CPU seconds a move for players that take them (the big boards' default and mcts; default: 1)")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
     p.set_defaults(func=cmd_match)
 

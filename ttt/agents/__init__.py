@@ -81,11 +81,13 @@ def make(name: str, seed: Optional[int] = None, *, game: str = "tictactoe", **op
     if name not in players:
         raise ValueError(f"unknown player {name!r}; choose one of: {', '.join(sorted(players))}")
     factory, _ = players[name]
-    return _named(factory(random.Random(seed), **options), name, game)
+    return _named(factory(random.Random(seed), **options), name, game, factory.__doc__)
 
 
-def _named(player: Player, name: str, game: str) -> Player:
-    """Return `player` wrapped with its name and game; a 3x3 player also takes boards as text."""
+def _named(player: Player, name: str, game: str, doc: Optional[str] = None) -> Player:
+    """Return `player` wrapped with its name, game and description (its own docstring, else
+    `doc`); a 3x3 player also takes boards as text. A player's `prepare` (work to do once before
+    its first move, such as compiling its search) is kept."""
     if game == "tictactoe":
         from ttt.games.classic import parse_board
 
@@ -101,8 +103,10 @@ def _named(player: Player, name: str, game: str) -> Player:
 
     play.__name__ = name
     play.__qualname__ = name
-    play.__doc__ = player.__doc__
+    play.__doc__ = player.__doc__ or doc
     play.game = game  # type: ignore[attr-defined]
+    if hasattr(player, "prepare"):
+        play.prepare = player.prepare  # type: ignore[attr-defined]
     return play
 
 

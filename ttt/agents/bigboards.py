@@ -79,7 +79,7 @@ def _engine(engine: str) -> str:
 
 
 def default_player(game: Any, rng: random.Random, engine: str = "fast", *, seconds: float = 1.0):
-    """The strongest player the installation has, `seconds` a move.
+    """The strongest player installed (the compiled MCTS with the fast extra, else alpha-beta), seconds a move.
 
     `engine` "fast" (the default) is "compiled" when the fast extra (numba) is installed, else
     "plain". "compiled": the compiled Monte Carlo tree search (``ttt.engine.compiled``), the
@@ -112,7 +112,9 @@ def default_player(game: Any, rng: random.Random, engine: str = "fast", *, secon
 
 def mcts_player(game: Any, rng: random.Random, engine: str = "fast", *, seconds: float = 1.0,
                 iterations: int | None = None):
-    """Monte Carlo tree search (UCT) with random playouts, `seconds` a move (or `iterations`).
+    """Monte Carlo tree search (UCT) with playouts that take a win on the spot and a solver, seconds a move.
+
+    (Or `iterations` a move instead of `seconds`.)
 
     `engine` "fast" (the default) is "compiled" when the fast extra (numba) is installed, else
     "plain". Both search the engine's bit masks for `seconds` of CPU time: their playouts end
@@ -140,6 +142,8 @@ def mcts_player(game: Any, rng: random.Random, engine: str = "fast", *, seconds:
             compiled.warm_up()  # the first move compiles the search (or loads it) before its clock starts
         return run(game, state, rng=rng, **budget).move
 
+    if engine == "compiled":
+        play.prepare = compiled.warm_up  # type: ignore[attr-defined]  # for a front end to call, saying why it waits
     return play
 
 
