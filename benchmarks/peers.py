@@ -451,16 +451,18 @@ def print_matches(results: list[GameResult], players: list[str], seconds: list[f
     print("Matches: ttt's player against OpenSpiel's MCTSBot (C++, random rollouts, solver, uct_c 2), "
           "alternating who plays X")
     print(PAIRING_HEAD)
+    engines = list(dict.fromkeys(r.engine for r in results))  # (games kept by several runs may differ)
     for name in players:
-        for sec in seconds:
-            rows = [r for r in results if r.player == name and r.seconds == sec]
-            if not rows:
-                continue
-            print(pairing_row(rows))
-            ttt_cpu = sum(r.ttt_cpu for r in rows) / max(1, sum(r.ttt_moves for r in rows))
-            bot_cpu = sum(r.bot_cpu for r in rows) / max(1, sum(r.bot_moves for r in rows))
-            if abs(ttt_cpu - bot_cpu) > 0.1 * sec:
-                unequal.append(f"ttt {name} at {sec:g} s")
+        for engine in engines:
+            for sec in seconds:
+                rows = [r for r in results if (r.player, r.engine, r.seconds) == (name, engine, sec)]
+                if not rows:
+                    continue
+                print(pairing_row(rows))
+                ttt_cpu = sum(r.ttt_cpu for r in rows) / max(1, sum(r.ttt_moves for r in rows))
+                bot_cpu = sum(r.bot_cpu for r in rows) / max(1, sum(r.bot_moves for r in rows))
+                if abs(ttt_cpu - bot_cpu) > 0.1 * sec:
+                    unequal.append(f"ttt {name} ({engine}) at {sec:g} s")
     plies = [r.plies for r in results]
     print(f"(score: a win 1, a tie 0.5; 95% interval by bootstrap over games; CPU s/move: the mean over "
           f"moves with more than one legal choice; proven: MCTSBot's moves whose search its solver ended early; games last {min(plies)}-{max(plies)} moves, "
