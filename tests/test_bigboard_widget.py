@@ -41,6 +41,18 @@ def test_a_click_plays_the_computer_replies_and_the_next_board_is_framed(game):
     assert "The computer (random) took board 7" in widget.status
 
 
+@pytest.mark.parametrize("game", ["nine-board", "ultimate"])
+def test_the_default_opponent_replies_on_the_board_it_was_sent_to(game):
+    """The menu's first choice, `default` (the compiled search with the fast extra), answers a
+    click within its time, on the board the click sent it to."""
+    widget = BigBoard(game, seed=8, seconds=0.05)
+    assert widget.opponent == "default"
+    widget.click(4, 7)
+    squares = widget.state.squares
+    assert squares.count("O") == 1 and squares.index("O") // 9 == 7
+    assert "The computer (default) took board 7" in widget.status
+
+
 def test_illegal_clicks_are_refused_with_the_reason_and_change_nothing():
     widget = BigBoard("nine-board", opponent="random", seed=3)
     widget.click(4, 4)
