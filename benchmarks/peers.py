@@ -88,6 +88,7 @@ from typing import Optional
 from tqdm import tqdm
 
 from ttt import agents, search
+from ttt.agents.bigboards import resolve_engine
 from ttt.engine import compiled
 from ttt.engine.mcts import mcts as engine_mcts
 from ttt.games import get_game
@@ -585,9 +586,7 @@ def main(argv=None) -> int:
         print("FAILED: ttt and OpenSpiel disagree on the rules (see the mismatches above); no matches played.")
         return 1
     if not args.no_matches:
-        engine = args.engine
-        if engine == "fast":
-            engine = "compiled" if compiled.AVAILABLE else "plain"
+        engine = resolve_engine(args.engine)
         print(f"ttt's engine: {engine}" + (f" (numba {version('numba')})" if engine == "compiled" else ""))
         tasks = [(name, sec, args.seed + k, "X" if k % 2 == 0 else "O", engine)
                  for name in args.players for sec in args.seconds for k in range(args.games)]

@@ -142,6 +142,9 @@ Event = Enter | Leaf | Exit | Cutoff | Select | Rollout | Backup
 Tracer = Callable[[Event], None]
 
 
+NO_BUDGET = "give mcts a budget: seconds=... or iterations=..."  # what each MCTS says when given neither
+
+
 @dataclass(frozen=True)
 class SearchResult:
     """What a search found: the value for X, a best move, and how much work it took."""
@@ -400,7 +403,7 @@ def mcts(
     search does: the same `rng` gives the same result.
     """
     if seconds is None and iterations is None:
-        raise ValueError("give mcts a budget: seconds=... or iterations=...")
+        raise ValueError(NO_BUDGET)
     deadline = None if seconds is None else time.perf_counter() + seconds
     root = _Node(game, state, rng)
     added = 1  # nodes in the tree

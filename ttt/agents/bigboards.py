@@ -64,7 +64,7 @@ def line_count_player(game: Any, rng: random.Random, *, depth: int = 4):
 ENGINES = ("fast", "compiled", "plain", "teaching")
 
 
-def _engine(engine: str) -> str:
+def resolve_engine(engine: str) -> str:
     """Return the engine a player plays with: `engine`, with "fast" made "compiled" when the
     fast extra is installed and "plain" when it is not; refuse an unknown one by name."""
     from ttt.engine import compiled  # imported when a player is made, not with ttt.agents
@@ -92,7 +92,7 @@ def default_player(game: Any, rng: random.Random, engine: str = "fast", *, secon
     that ``agents.options`` still lists only ``seconds``, the option the terminal and the
     widgets pass.)
     """
-    engine = _engine(engine)
+    engine = resolve_engine(engine)
     if engine == "compiled":
         return mcts_player(game, rng, engine, seconds=seconds)
     from ttt.engine import alphabeta  # the engine's tables are built on first use, not at import
@@ -128,7 +128,7 @@ def mcts_player(game: Any, rng: random.Random, engine: str = "fast", *, seconds:
     from ttt.engine import compiled
     from ttt.engine.mcts import Tree, mcts as plain_mcts
 
-    engine = _engine(engine)
+    engine = resolve_engine(engine)
     budget = dict(seconds=None if iterations else seconds, iterations=iterations)
     if engine == "plain":
         budget["tree"] = Tree()

@@ -34,9 +34,9 @@ import time
 from typing import Any, Optional
 
 from ttt.engine.board import CELLS, COMPLETES, FULL, O_WON, TIE, WINS, X_WON, Board
-from ttt.engine.mcts import ANY_BOARD, EXPLORATION, TAKE_BOARD, THREATS
+from ttt.engine.mcts import ANY_BOARD, EXPLORATION, LOST, TAKE_BOARD, THREATS
 from ttt.games.bigboard import BigState
-from ttt.search import SearchResult
+from ttt.search import NO_BUDGET, SearchResult
 
 AVAILABLE = importlib.util.find_spec("numba") is not None  # whether the fast extra is installed
 INSTALL_HINT = "the compiled search needs numba: pip install 'ttt[fast]'"
@@ -195,7 +195,7 @@ def _mean(wins, visits, proven, node):
         return 1.0
     if proven[node] == 0:
         return 0.5
-    return -1e9
+    return LOST
 
 
 @jit
@@ -244,7 +244,7 @@ def _search(root_position, ultimate, iterations, exploration, take_board,
                     visits[k], wins[k], proven[k] = 0, 0.0, UNPROVEN
                 first[node], count[node] = start, n
                 used[0] = start + n
-            best, best_score = -1, -2e9
+            best, best_score = -1, LOST - 1.0
             scale = exploration * np.sqrt(np.log(visits[node]))
             for k in range(first[node], first[node] + count[node]):
                 if visits[k] == 0:
@@ -345,7 +345,7 @@ def mcts(
     """
     _load()
     if seconds is None and iterations is None:
-        raise ValueError("give mcts a budget: seconds=... or iterations=...")
+        raise ValueError(NO_BUDGET)
     board = Board.of(game, state)
     if board.result:
         return SearchResult(game.utility(state), None, 0)
@@ -371,10 +371,7 @@ def mcts(
         if used[0] + 81 * CHUNK > move.shape[0]:  # nearly full: twice the room
             arrays = _grow(arrays)
             move, by, first, count, visits, wins, proven, used = arrays
-    children = range(first[0], first[0] + count[0])
-    if count[0] == 0:  # (a budget of one iteration: the root's first visit expands it)
-        done += _search(position, board.ultimate, 1, exploration, TAKE_BOARD, *arrays)
-        children = range(first[0], first[0] + count[0])
+    children = range(first[0], first[0] + count[0])  # (the first iteration expands the root)
     best = max(children, key=lambda k: (proven[k] != -1, proven[k] == 1, visits[k]))
     if proven[best] != UNPROVEN:
         value = float(proven[best])

@@ -46,7 +46,7 @@ from typing import Any, Callable, Optional
 
 from ttt.engine.board import ANY, CELLS, COMPLETES, FULL, MOVES_ON, O_WON, TIE, WINS, X_WON, Board
 from ttt.games.bigboard import BigState
-from ttt.search import SearchResult
+from ttt.search import NO_BUDGET, SearchResult
 
 THREATS = tuple(  # a player's cells on a small board -> the cells (free or not) that would complete a line
     sum(1 << c for c in range(9) if not m >> c & 1 and WINS[m | 1 << c]) for m in range(512)
@@ -326,7 +326,7 @@ def mcts(
     simulations a move, exploring less pays (the difference is within the noise of 20 games).
     """
     if seconds is None and iterations is None:
-        raise ValueError("give mcts a budget: seconds=... or iterations=...")
+        raise ValueError(NO_BUDGET)
     start = Board.of(game, state)
     if start.result:
         return SearchResult(game.utility(state), None, 0)
