@@ -11,7 +11,11 @@ the readable search:
   is reached a second time (most leaves never are). The playout is one loop over local
   variables and the engine's tables (a move is a bit set in a mask, a won board one table
   look-up). A node keeps its mean result and ``1 / sqrt(visits)`` up to date, so UCB1 over its
-  children is a multiply and an add each. The CPU clock is read every `CLOCK_EVERY` iterations.
+  children is a multiply and an add each; that and ``sqrt(ln visits)`` are read from tables
+  (`_SPREAD`, `_SCALE`) instead of computed at every step. The CPU clock is read every
+  `CLOCK_EVERY` iterations. Python's cycle collector is paused while the search runs: the tree
+  has no cycles, yet the collector would walk the whole growing tree again and again (nearly a
+  fifth of a one-second search from a late position).
 - **Decisive playouts.** A playout ends as soon as the player to move can win the game with
   one move (a free cell that completes a line on a board that, in ultimate, completes a line
   of boards: `THREATS` below, `ttt.engine.board.COMPLETES`), scored as that player's win. A random playout
@@ -40,6 +44,7 @@ point of view, from -1 to 1 (exactly 1 or -1 when proven), and `nodes` counts th
 
 from __future__ import annotations
 
+import gc
 import math
 import time
 from typing import Any, Callable, Optional
@@ -51,12 +56,19 @@ from ttt.search import NO_BUDGET, SearchResult
 THREATS = tuple(  # a player's cells on a small board -> the cells (free or not) that would complete a line
     sum(1 << c for c in range(9) if not m >> c & 1 and WINS[m | 1 << c]) for m in range(512)
 )
+FREE_CELLS = tuple(CELLS[FULL ^ occupied] for occupied in range(512))  # a small board's taken cells -> its free cells
 ANY_BOARD = (FULL,) * 512  # nine-board's `COMPLETES`: a small board's line wins the game on any board
 TAKE_BOARD = 0.5  # how often a playout takes a cell that wins the small board it is sent to
 EXPLORATION = 0.6  # UCB1's constant: below the teaching search's sqrt(2), as measured (see `mcts`)
 UNPROVEN = 2  # `_Node.proven` when nothing is proven; else 1, 0 or -1 for the player who moved into it
 CLOCK_EVERY = 16  # iterations between readings of the CPU clock (a system call), about half a millisecond
 LOST = -1e9  # a proven-lost child's mean: below any UCB1 score, so it is never selected
+BELOW_LOST = LOST - 1.0  # below every child's score, even a proven-lost one's
+
+# visits -> 1 / sqrt(visits), and visits -> sqrt(ln visits), grown by `_grow` to cover the most
+# visits a node has (a table look-up is cheaper than the calls, made at every node of every path)
+_SPREAD = [0.0]
+_SCALE = [0.0]
 
 
 class _Node:
@@ -143,20 +155,19 @@ def playout(board: Board, random: Callable[[], float], record: Optional[list] = 
         mine, theirs, my_boards, their_boards, me, you = board.os, board.xs, board.o_boards, board.x_boards, O_WON, X_WON
     else:
         mine, theirs, my_boards, their_boards, me, you = board.xs, board.os, board.x_boards, board.o_boards, X_WON, O_WON
-    closed, sent = board.closed, board.sent_to
+    closed, b = board.closed, board.sent_to  # b: the board to play on, or ANY
     goal = COMPLETES if board.ultimate else ANY_BOARD  # the boards whose taking wins the game
-    wins, cells_of, threats = WINS, CELLS, THREATS
+    wins, cells_of, threats, free_cells, full = WINS, CELLS, THREATS, FREE_CELLS, FULL  # locals: read fastest
     while True:
-        if sent < 0:  # any open board: a win at once on one of them, else one at random
+        if b < 0:  # any open board: a win at once on one of them, else one at random
             for b in cells_of[goal[my_boards] & ~closed]:
                 if threats[mine[b]] & ~theirs[b]:
                     return me
-            open_boards = cells_of[FULL ^ closed]
+            open_boards = cells_of[full ^ closed]
             b = open_boards[int(random() * len(open_boards))]
             m, t = mine[b], theirs[b]
             cells = threats[m] & ~t  # the cells that win this small board
         else:
-            b = sent
             m, t = mine[b], theirs[b]
             cells = threats[m] & ~t
             if cells and goal[my_boards] >> b & 1:
@@ -164,7 +175,7 @@ def playout(board: Board, random: Callable[[], float], record: Optional[list] = 
         if cells and random() < TAKE_BOARD:
             cells = cells_of[cells]
         else:
-            cells = cells_of[FULL ^ (m | t)]
+            cells = free_cells[m | t]
         c = cells[int(random() * len(cells))]
         if record is not None:
             record.append(9 * b + c)
@@ -173,12 +184,17 @@ def playout(board: Board, random: Callable[[], float], record: Optional[list] = 
         if wins[m]:  # a small board won (ultimate only: see above); a win of the game was found above
             closed |= 1 << b
             my_boards |= 1 << b
-        elif m | t == FULL:
+            if closed == full:
+                return TIE
+        elif m | t == full:
             closed |= 1 << b
-        if closed == FULL:
-            return TIE
-        sent = ANY if closed >> c & 1 else c
-        mine, theirs, my_boards, their_boards, me, you = theirs, mine, their_boards, my_boards, you, me
+            if closed == full:
+                return TIE
+        b = ANY if closed >> c & 1 else c
+        # three swaps of two, not one of six: Python swaps two names without building a tuple
+        mine, theirs = theirs, mine
+        my_boards, their_boards = their_boards, my_boards
+        me, you = you, me
 
 
 def _proven_result(node: _Node) -> int:
@@ -188,58 +204,66 @@ def _proven_result(node: _Node) -> int:
     return X_WON if (node.by == 0) == (node.proven == 1) else O_WON
 
 
-def _descend(root: _Node, board: Board, random: Callable[[], float], exploration: float) -> tuple[list, int, bool]:
-    """One iteration's way down: select by UCB1, expand one untried move (chosen at random),
-    play out from it on `board` (a scratch board, set to the expanded node's position). Return
-    the path, the result, and whether the new node is proven. Selection plays no moves: a node
-    keeps its position while it has untried moves, so only the expansion's move is played."""
-    log, sqrt = math.log, math.sqrt
+def _iterate(root: _Node, board: Board, random: Callable[[], float], exploration: float) -> None:
+    """One iteration: select by UCB1, expand one untried move (chosen at random), play out from
+    it on `board` (a scratch board, set to the expanded node's position), back the result up and
+    carry any proof up. Selection plays no moves: a node keeps its position while it has untried
+    moves, so only the expansion's move is played."""
+    scales = _SCALE
     node, path = root, [root]
     append = path.append
+    proved = False
     while True:
         if node.proven != UNPROVEN:  # a proven draw, selected: no playout needed
-            return path, _proven_result(node), False
+            untried = None
+            break
         untried = node.untried
         if untried is None:  # reached again after its first playout: look at it, then expand it
-            if node.look(board):
-                return path, _proven_result(node), True
+            proved = node.look(board)
             untried = node.untried
-        elif untried:
+            break
+        if untried:
             board.restore(node.position)
-        if untried:  # expansion
-            k = int(random() * len(untried))
-            untried[k], untried[-1] = untried[-1], untried[k]
-            move = untried.pop()
-            if not untried:
-                node.position = None
-            by = board.turn
-            board.push(move)
-            child = _Node(move, by, board)
-            node.children.append(child)
-            path.append(child)
-            if child.proven != UNPROVEN:  # the game is over
-                return path, _proven_result(child), True
-            return path, playout(board, random), False
-        scale = exploration * sqrt(log(node.visits))
-        best_score = LOST - 1.0
+            break
+        scale = exploration * scales[node.visits]
+        best_score = BELOW_LOST
         for child in node.children:  # UCB1: mean + exploration * sqrt(ln N / n)
             score = child.mean + scale * child.spread
             if score > best_score:
                 node, best_score = child, score
         append(node)
-
-
-def _back_up(path: list, result: int) -> None:
-    """Count the result in every node of the path, for the player who moved into each (a win
-    1, a tie ½, a loss 0)."""
-    sqrt = math.sqrt
+    if untried:  # expansion
+        k = int(random() * len(untried))
+        untried[k], untried[-1] = untried[-1], untried[k]
+        move = untried.pop()
+        if not untried:
+            node.position = None
+        by = board.turn
+        board.push(move)
+        node = _Node(move, by, board)
+        path[-1].children.append(node)
+        append(node)
+        proved = node.proven != UNPROVEN  # the game is over
+    result = _proven_result(node) if node.proven != UNPROVEN else playout(board, random)
+    # back-up: count the result in every node of the path, for the player who moved into each
+    spreads = _SPREAD
     gains = (1.0, 0.0) if result == X_WON else (0.0, 1.0) if result == O_WON else (0.5, 0.5)  # by X, by O
     for node in path:
         visits = node.visits = node.visits + 1
         wins = node.wins = node.wins + gains[node.by]
         if node.proven == UNPROVEN:
             node.mean = wins / visits
-        node.spread = 1 / sqrt(visits)
+        node.spread = spreads[visits]
+    if proved:
+        _prove(path)
+
+
+def _grow(size: int) -> None:
+    """Extend `_SPREAD` and `_SCALE` to `size` entries."""
+    sqrt, log = math.sqrt, math.log
+    for n in range(len(_SPREAD), size):
+        _SPREAD.append(1 / sqrt(n))
+        _SCALE.append(sqrt(log(n)))
 
 
 def _prove(path: list) -> None:
@@ -254,6 +278,22 @@ def _prove(path: list) -> None:
             parent._settle(-max(c.proven for c in parent.children))
         else:
             return
+
+
+def _run(root: _Node, board: Board, random: Callable[[], float], exploration: float,
+         iterations: Optional[int], deadline: Optional[float]) -> int:
+    """Run iterations from `root` until `iterations` are done, the CPU clock passes `deadline`
+    or the root is proven; return how many ran."""
+    clock, iterate = time.process_time, _iterate
+    done = 0
+    while root.proven == UNPROVEN:
+        if root.visits + 2 >= len(_SPREAD):  # the back-up reads `_SPREAD[root.visits + 1]`
+            _grow(2 * root.visits + 1024)
+        iterate(root, board, random, exploration)
+        done += 1
+        if done == iterations or (deadline is not None and done % CLOCK_EVERY == 0 and clock() >= deadline):
+            break
+    return done
 
 
 def _choose(root: _Node) -> _Node:
@@ -337,18 +377,14 @@ def mcts(
     root = tree.take(game, state) if tree is not None else None
     if root is None:
         root = _Node(-1, start.turn ^ 1, start)
-    scratch = start.copy()
-    random, clock = rng.random, time.process_time
-    deadline = None if seconds is None else clock() + seconds
-    done = 0
-    while root.proven == UNPROVEN:
-        path, result, proved = _descend(root, scratch, random, exploration)
-        _back_up(path, result)
-        if proved:
-            _prove(path)
-        done += 1
-        if done == iterations or (deadline is not None and done % CLOCK_EVERY == 0 and clock() >= deadline):
-            break
+    deadline = None if seconds is None else time.process_time() + seconds
+    collecting = gc.isenabled()
+    gc.disable()  # see the module's docstring (reference counting still frees what is dropped)
+    try:
+        done = _run(root, start.copy(), rng.random, exploration, iterations, deadline)
+    finally:
+        if collecting:
+            gc.enable()
     best = _choose(root)
     if tree is not None:
         tree.keep(game, state, best)
