@@ -254,13 +254,53 @@ def test_the_next_search_starts_from_the_node_of_the_opponents_reply(name):
     assert second.nodes == 500 and reply.visits >= 500  # the new simulations were added to the kept ones
 
 
-def test_a_position_that_is_not_one_move_on_starts_afresh():
+@NO_NUMBA
+@pytest.mark.parametrize("name", GAMES)
+def test_the_compiled_search_starts_from_a_copy_of_the_replys_subtree(name):
+    game = get_game(name)
+    state = random_positions(game, random.Random(21), 1, fewest=10, most=20,
+                             keep=lambda g, s: not _has_a_win_at_once(g, s))[0]
+    tree = compiled.Tree()
+    first = compiled.mcts(game, state, rng=random.Random(0), iterations=20_000, tree=tree)
+    arrays, kept = tree._node
+    moves, _, firsts, counts, visits, _, proven, _ = arrays
+    assert moves[kept] == 9 * first.move[0] + first.move[1]
+
+    def below(arrays, node, depth=2):  # moves and visits of a node and its descendants, two deep
+        moves, _, firsts, counts, visits, _, _, _ = arrays
+        children = range(firsts[node], firsts[node] + counts[node]) if depth else ()
+        return int(moves[node]), int(visits[node]), sorted(below(arrays, c, depth - 1) for c in children)
+
+    reply = max(range(firsts[kept], firsts[kept] + counts[kept]), key=lambda c: visits[c])
+    assert visits[reply] > 1 and proven[reply] == compiled.UNPROVEN
+    then = game.play(game.play(state, first.move), divmod(int(moves[reply]), 9))
+    copy = tree.take(game, then)
+    assert below(copy, 0) == below(arrays, reply)
+    assert tree.take(game, then) is None  # forgotten once taken
+    tree.keep(game, state, (arrays, kept))
+    second = compiled.mcts(game, then, rng=random.Random(0), iterations=500, tree=tree)
+    game.play(then, second.move)
+    grown, _ = tree._node
+    assert second.nodes == 500 and grown[4][0] == visits[reply] + 500  # the new simulations were added to the kept ones
+
+
+ENGINE_TREES = ["plain", pytest.param("compiled", marks=NO_NUMBA)]
+
+
+def _engine(name: str) -> tuple:
+    """The `mcts` function and the `Tree` class of engine `name`."""
+    return (mcts, Tree) if name == "plain" else (compiled.mcts, compiled.Tree)
+
+
+@pytest.mark.parametrize("engine", ENGINE_TREES)
+def test_a_position_that_is_not_one_move_on_starts_afresh(engine):
     """The same game from the opening, the position before the opponent moved, two moves on,
     and the other big-board game: `take` finds nothing, and forgets the kept tree."""
+    mcts, Tree = _engine(engine)
     game, nine = get_game("ultimate"), get_game("nine-board")
     opening = game.initial()
     probe = Tree()
-    chosen = mcts(game, opening, rng=random.Random(0), iterations=500, tree=probe)
+    chosen = mcts(game, opening, rng=random.Random(0), iterations=5000, tree=probe)
     kept = probe._node
     after = game.play(opening, chosen.move)
     reply = game.moves(after)[0]
@@ -275,11 +315,13 @@ def test_a_position_that_is_not_one_move_on_starts_afresh():
     assert tree.take(game, one_on) is not None
 
 
-def test_the_mcts_player_keeps_its_tree_through_a_game(monkeypatch):
+@pytest.mark.parametrize("engine", ENGINE_TREES)
+def test_the_mcts_player_keeps_its_tree_through_a_game(engine, monkeypatch):
     """A whole game of the player against random moves: every move legal, the tree reused."""
+    _, Tree = _engine(engine)
     game = get_game("ultimate")
     rng = random.Random(4)
-    play = agents.make("mcts", 3, game="ultimate", engine="plain", iterations=400)
+    play = agents.make("mcts", 3, game="ultimate", engine=engine, iterations=400)
     state, taken = game.initial(), []
     take = Tree.take
 

@@ -119,9 +119,9 @@ def mcts_player(game: Any, rng: random.Random, engine: str = "fast", *, seconds:
     `engine` "fast" (the default) is "compiled" when the fast extra (numba) is installed, else
     "plain". Both search the engine's bit masks for `seconds` of CPU time: their playouts end
     when a player can win the game at once, and they prove wins and losses (an MCTS-solver),
-    so they never hand the opponent a win they have seen. "plain" (``ttt.engine.mcts``, plain
-    Python) also keeps its tree from one move to the next (``ttt.engine.mcts.Tree``);
-    "compiled" (``ttt.engine.compiled``) runs about ten times the simulations a second.
+    so they never hand the opponent a win they have seen, and they keep their tree from one
+    move to the next (``ttt.engine.mcts.Tree``). "plain" is ``ttt.engine.mcts``, in plain
+    Python; "compiled" (``ttt.engine.compiled``) runs ten times the simulations a second or more.
     "teaching" searches with ``ttt.search.mcts``, the readable UCT, `seconds` of wall time.
     (`engine` is given by name, as for the default player.)
     """
@@ -130,8 +130,8 @@ def mcts_player(game: Any, rng: random.Random, engine: str = "fast", *, seconds:
 
     engine = resolve_engine(engine)
     budget = dict(seconds=None if iterations else seconds, iterations=iterations)
-    if engine == "plain":
-        budget["tree"] = Tree()
+    if engine != "teaching":
+        budget["tree"] = compiled.Tree() if engine == "compiled" else Tree()
     run = {"compiled": compiled.mcts, "plain": plain_mcts, "teaching": search.mcts}[engine]
 
     def play(state: Any):

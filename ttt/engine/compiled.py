@@ -22,8 +22,8 @@ compiler wants it, so the rules are here a third time, on arrays:
 - the first call compiles the functions (a few seconds); numba keeps the machine code in its
   cache, so later processes load it instead.
 
-There is no tree reuse (``ttt.engine.mcts.Tree``) here: with this many simulations the search
-does not need it as much, and it would take a second copy of that code too.
+Tree reuse is ``ttt.engine.mcts.Tree``'s: this module's `Tree` keeps the arrays, and the next
+search starts from a copy of the subtree below the opponent's reply.
 """
 
 from __future__ import annotations
@@ -34,6 +34,7 @@ import time
 from typing import Any, Optional
 
 from ttt.engine.board import CELLS, COMPLETES, FULL, O_WON, TIE, WINS, X_WON, Board
+from ttt.engine import mcts as plain
 from ttt.engine.mcts import ANY_BOARD, EXPLORATION, LOST, TAKE_BOARD, THREATS
 from ttt.games.bigboard import BigState
 from ttt.search import NO_BUDGET, SearchResult
@@ -292,6 +293,50 @@ def _search(root_position, ultimate, iterations, exploration, take_board,
     return iterations
 
 
+@jit
+def _size(root, first, count):
+    """The number of nodes in the subtree of `root`."""
+    size, stack = 0, [root]
+    while stack:
+        node = stack.pop()
+        size += 1
+        for k in range(first[node], first[node] + count[node]):
+            stack.append(k)
+    return size
+
+
+@jit
+def _copy(root, move, by, first, count, visits, wins, proven,
+          new_move, new_by, new_first, new_count, new_visits, new_wins, new_proven, origin):
+    """Copy the subtree of `root` into the new arrays, breadth first, `root` becoming node 0
+    (a node's children stay side by side); `origin` gets each new node's old index. Return the
+    number of nodes copied."""
+    origin[0] = root
+    used, i = 1, 0
+    while i < used:
+        old = origin[i]
+        new_move[i], new_by[i], new_visits[i] = move[old], by[old], visits[old]
+        new_wins[i], new_proven[i], new_count[i] = wins[old], proven[old], count[old]
+        new_first[i] = -1
+        if first[old] >= 0:
+            new_first[i] = used
+            for j in range(count[old]):
+                origin[used + j] = first[old] + j
+            used += count[old]
+        i += 1
+    return used
+
+
+def _subtree(arrays: tuple, root: int) -> tuple:
+    """New tree arrays holding the subtree of node `root`, `root` as node 0, with room to grow."""
+    move, by, first, count, visits, wins, proven, _ = arrays
+    size = _size(root, first, count)
+    copy = _tree(max(1 << 20, 2 * size + 81 * CHUNK))
+    copy[-1][0] = _copy(root, move, by, first, count, visits, wins, proven, *copy[:-1],
+                        np.empty(size, dtype=np.int64))
+    return copy
+
+
 def _position(board: Board) -> "np.ndarray":
     p = np.zeros(SIZE, dtype=np.int64)
     p[XS:XS + 9], p[OS:OS + 9] = board.xs, board.os
@@ -311,6 +356,7 @@ def warm_up() -> None:
 
         game = get_game("nine-board")
         mcts(game, game.initial(), rng=random.Random(0), iterations=CHUNK + 1)
+        _subtree(_tree(1), 0)
         _warm = True
 
 
@@ -336,9 +382,11 @@ def mcts(
     iterations: Optional[int] = None,
     exploration: float = EXPLORATION,
     nodes: int = 1 << 20,
+    tree: Optional["Tree"] = None,
 ) -> SearchResult:
     """``ttt.engine.mcts.mcts``, compiled: the same arguments (`nodes`, the tree's first
-    capacity, grows as needed) and the same kind of result, many more simulations a second.
+    capacity, grows as needed; `tree`, this module's `Tree`) and the same kind of result, many
+    more simulations a second.
 
     The random numbers are numba's, seeded from `rng` (the same `rng` and `iterations` give the
     same search). It raises ImportError, saying what to install, without numba.
@@ -355,11 +403,14 @@ def mcts(
     if win >= 0:
         return SearchResult(sign, divmod(int(win), 9), 0)
     _seed(rng.getrandbits(32))
-    arrays = _tree(nodes)
-    move, by, first, count, visits, wins, proven, used = arrays
-    by[0], first[0], proven[0], used[0] = 1 - board.turn, -1, UNPROVEN, 1
     clock = time.process_time
-    deadline = None if seconds is None else clock() + seconds
+    deadline = None if seconds is None else clock() + seconds  # (copying a kept subtree counts)
+    arrays = tree.take(game, state) if tree is not None else None
+    if arrays is None:
+        arrays = _tree(nodes)
+        arrays[-1][0] = 1  # the root, not yet expanded
+    move, by, first, count, visits, wins, proven, used = arrays
+    by[0] = 1 - board.turn
     done = 0
     while proven[0] == UNPROVEN:
         chunk = CHUNK if iterations is None else min(CHUNK, iterations - done)
@@ -373,11 +424,35 @@ def mcts(
             move, by, first, count, visits, wins, proven, used = arrays
     children = range(first[0], first[0] + count[0])  # (the first iteration expands the root)
     best = max(children, key=lambda k: (proven[k] != -1, proven[k] == 1, visits[k]))
+    if tree is not None:
+        tree.keep(game, state, (arrays, best))
     if proven[best] != UNPROVEN:
         value = float(proven[best])
     else:
         value = 2 * wins[best] / max(1, visits[best]) - 1
     return SearchResult(sign * float(value), divmod(int(move[best]), 9), done)
+
+
+class Tree(plain.Tree):
+    """``ttt.engine.mcts.Tree`` for the compiled search. A kept node is the tree's arrays and an
+    index; the node of the opponent's reply comes back as new arrays holding its subtree, the
+    reply as node 0 (copied, so that the rest of the old tree is freed)."""
+
+    @staticmethod
+    def placed(node: tuple) -> tuple[int, int]:
+        arrays, k = node
+        return int(arrays[0][k]), int(arrays[1][k])
+
+    @staticmethod
+    def child(node: tuple, move: int) -> Optional[tuple]:
+        arrays, k = node
+        moves, first, count, proven = arrays[0], arrays[2], arrays[3], arrays[6]
+        for child in range(first[k], first[k] + count[k]):
+            if moves[child] == move:
+                if first[child] < 0 and proven[child] != UNPROVEN:
+                    return None  # a proven leaf: the game is over or won at once, answered before searching
+                return _subtree(arrays, child)
+        return None
 
 
 def _tree(capacity: int) -> tuple:

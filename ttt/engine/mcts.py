@@ -317,27 +317,39 @@ class Tree:
         self._squares: Optional[str] = None  # the squares after the move the player chose
         self._node: Optional[_Node] = None  # that move's node
 
-    def take(self, game: Any, state: BigState) -> Optional[_Node]:
+    def take(self, game: Any, state: BigState) -> Any:
         """Return the node of `state` if it is one move on from the kept position, else None;
         forget the kept tree either way."""
         node, squares, rules = self._node, self._squares, self._rules
         self._node = self._squares = self._rules = None
-        if node is None or rules != game.name or not node.children:
+        if node is None or rules != game.name:
             return None
         changed = [i for i, (a, b) in enumerate(zip(squares, state.squares)) if a != b]
         if len(changed) != 1 or squares[changed[0]] != ".":
             return None
-        for child in node.children:
-            if child.move == changed[0]:
-                return child
-        return None
+        return self.child(node, changed[0])
 
-    def keep(self, game: Any, state: BigState, node: _Node) -> None:
+    def keep(self, game: Any, state: BigState, node: Any) -> None:
         """Remember `node`, the move chosen from `state`, and the squares after it."""
-        i = node.move
-        mark = "X" if node.by == 0 else "O"
+        i, by = self.placed(node)
+        mark = "X" if by == 0 else "O"
         self._rules, self._node = game.name, node
         self._squares = state.squares[:i] + mark + state.squares[i + 1:]
+
+    # How a search's nodes are read (``ttt.engine.compiled.Tree`` reads its arrays instead):
+
+    @staticmethod
+    def placed(node: _Node) -> tuple[int, int]:
+        """The move into `node` (``9 * board + cell``, its square's index) and who made it."""
+        return node.move, node.by
+
+    @staticmethod
+    def child(node: _Node, move: int) -> Optional[_Node]:
+        """The child of `node` that `move` leads to, if the search made it."""
+        for child in node.children:
+            if child.move == move:
+                return child
+        return None
 
 
 def mcts(
