@@ -202,3 +202,34 @@ def test_options_name_what_a_player_accepts():
     assert agents.options("default", game="nine-board") == ["seconds"]
     with pytest.raises(ValueError, match="unknown player 'nope'"):
         agents.options("nope")
+
+
+def test_an_option_a_player_does_not_take_is_refused_naming_the_ones_it_does():
+    with pytest.raises(ValueError, match="player 'random' has no option 'engine'; it takes none"):
+        agents.make("random", game="ultimate", engine="plain")
+    with pytest.raises(ValueError, match="player 'default' has no option 'iterations'; it takes engine, seconds"):
+        agents.make("default", game="ultimate", iterations=10)
+    with pytest.raises(ValueError, match="player 'minimax' has no option 'seconds'; it takes none"):
+        agents.make("minimax", seconds=1)
+
+
+@pytest.mark.parametrize("name, budget, message", [
+    ("mcts", {"iterations": 0}, "iterations must be a whole number of simulations a move, 1 or more, not 0"),
+    ("mcts", {"iterations": 2.5}, "not 2.5"),
+    ("mcts", {"seconds": 0}, "seconds must be a positive number of CPU seconds a move, not 0"),
+    ("default", {"seconds": -1}, "not -1"),
+    ("default", {"seconds": "1"}, "not '1'"),
+])
+@pytest.mark.parametrize("engine", ["fast", "plain", "teaching"])
+def test_a_budget_no_search_can_run_on_is_refused_when_the_player_is_made(name, budget, message, engine):
+    with pytest.raises(ValueError, match=message):
+        agents.make(name, game="ultimate", engine=engine, **budget)
+
+
+@pytest.mark.parametrize("game", ["nine-board", "ultimate"])
+def test_a_big_board_player_given_text_says_how_to_make_a_position(game):
+    rules = get_game(game)
+    play = agents.make("random", 0, game=game)
+    with pytest.raises(InvalidBoardError, match=rf"takes a position, not str: .*get_game\('{game}'\)\.parse\(text, board=B\)"):
+        play(rules.initial().squares)
+    assert play(rules.initial()) in rules.moves(rules.initial())

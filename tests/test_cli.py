@@ -105,3 +105,13 @@ def test_the_compiled_search_is_prepared_before_the_first_move_saying_so():
     match = ttt("match", "--game", "nine-board", "default", "random", "-n", "1", "--time", "0.05", "--json")
     assert json.loads(match.stdout)["games"] == 1  # stdout holds the JSON alone
     assert "Preparing default's compiled search" in match.stderr
+
+
+def test_players_lists_a_big_board_games_players_and_says_which_engine_is_installed():
+    out = ttt("players", "--game", "ultimate")
+    assert out.returncode == 0, out.stderr
+    names = [line.split()[0] for line in out.stdout.splitlines() if line and not line.startswith("Installed")]
+    assert names == ["default", "line-count", "mcts", "random"]
+    installed = "the compiled MCTS" if compiled.AVAILABLE else "default is alpha-beta"
+    assert "Installed here: " in out.stdout and installed in out.stdout
+    assert "Installed" not in ttt("players").stdout  # 3x3 players have no engines

@@ -225,5 +225,5 @@ def test_the_fast_engine_is_the_compiled_one_when_numba_is_there_and_the_plain_o
     assert bigboards.resolve_engine("fast") == ("compiled" if compiled.AVAILABLE else "plain")
     monkeypatch.setattr(compiled, "AVAILABLE", False)
     assert bigboards.resolve_engine("fast") == "plain"
-    with pytest.raises(ValueError, match=r"the compiled engine is not installed: .*pip install 'ttt\[fast\]'"):
+    with pytest.raises(ValueError, match=r"the compiled engine is not installed \(.*pip install 'ttt\[fast\]'\); engine='fast' or 'plain' plays without it"):
         agents.make("default", 0, game="ultimate", engine="compiled")

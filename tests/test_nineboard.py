@@ -343,7 +343,7 @@ def test_play_validates_moves_and_ends_at_end_of_input():
     assert "'4' is not two numbers" in text
     assert "board 9 is out of range" in text
     assert "'x y' is not two numbers" in text
-    assert "O plays on board 4." in text
+    assert "O must play on board 4." in text
     assert "The computer takes 4 " in text
     assert text.rstrip().endswith("Game abandoned. Goodbye!")
     assert out.stderr == ""

@@ -18,6 +18,7 @@ from __future__ import annotations
 import random
 from typing import Any, Callable, Optional
 
+from ttt.errors import InvalidBoardError
 from ttt.games.base import Player
 
 Factory = Callable[..., Player]  # (rng: random.Random, **options) -> Player
@@ -81,7 +82,22 @@ def make(name: str, seed: Optional[int] = None, *, game: str = "tictactoe", **op
     if name not in players:
         raise ValueError(f"unknown player {name!r}; choose one of: {', '.join(sorted(players))}")
     factory, _ = players[name]
+    accepted = _accepted(factory)
+    unknown = sorted(set(options) - accepted)
+    if unknown:
+        takes = f"it takes {', '.join(sorted(accepted))}" if accepted else "it takes none"
+        raise ValueError(f"player {name!r} has no option {unknown[0]!r}; {takes}")
     return _named(factory(random.Random(seed), **options), name, game, factory.__doc__)
+
+
+def _accepted(factory: Factory) -> set[str]:
+    """Every option `factory` accepts by name: its keyword-only ones (`options`) and any other
+    it takes by name after the game and the random generator (such as the big boards' ``engine``)."""
+    import inspect
+
+    named = (inspect.Parameter.KEYWORD_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    parameters = inspect.signature(factory).parameters.values()
+    return {p.name for p in parameters if p.kind in named and p.name not in ("game", "rng")}
 
 
 def _named(player: Player, name: str, game: str, doc: Optional[str] = None) -> Player:
@@ -97,8 +113,14 @@ def _named(player: Player, name: str, game: str, doc: Optional[str] = None) -> P
             return player(board)
 
     else:
+        from ttt.games.bigboard import BigState
 
         def play(state: Any) -> Any:
+            if not isinstance(state, BigState):
+                raise InvalidBoardError(
+                    f"a {game} player takes a position, not {type(state).__name__}: text does not say which"
+                    f" board the mover is sent to; get_game({game!r}).parse(text, board=B) makes a position"
+                )
             return player(state)
 
     play.__name__ = name

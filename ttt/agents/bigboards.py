@@ -64,6 +64,15 @@ def line_count_player(game: Any, rng: random.Random, *, depth: int = 4):
 ENGINES = ("fast", "compiled", "plain", "teaching")
 
 
+def _check_budget(seconds: float | None, iterations: int | None = None) -> None:
+    """Refuse a budget a search cannot run on, saying why (0 would be read as no budget)."""
+    if iterations is not None:
+        if isinstance(iterations, bool) or not isinstance(iterations, int) or iterations < 1:
+            raise ValueError(f"iterations must be a whole number of simulations a move, 1 or more, not {iterations!r}")
+    elif isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not seconds > 0:
+        raise ValueError(f"seconds must be a positive number of CPU seconds a move, not {seconds!r}")
+
+
 def resolve_engine(engine: str) -> str:
     """Return the engine a player plays with: `engine`, with "fast" made "compiled" when the
     fast extra is installed and "plain" when it is not; refuse an unknown one by name."""
@@ -74,7 +83,8 @@ def resolve_engine(engine: str) -> str:
     if engine == "fast":
         return "compiled" if compiled.AVAILABLE else "plain"
     if engine == "compiled" and not compiled.AVAILABLE:
-        raise ValueError(f"the compiled engine is not installed: {compiled.INSTALL_HINT}")
+        raise ValueError(f"the compiled engine is not installed ({compiled.INSTALL_HINT});"
+                         " engine='fast' or 'plain' plays without it")
     return engine
 
 
@@ -93,6 +103,7 @@ def default_player(game: Any, rng: random.Random, engine: str = "fast", *, secon
     widgets pass.)
     """
     engine = resolve_engine(engine)
+    _check_budget(seconds)
     if engine == "compiled":
         return mcts_player(game, rng, engine, seconds=seconds)
     from ttt.engine import alphabeta  # the engine's tables are built on first use, not at import
@@ -121,7 +132,7 @@ def mcts_player(game: Any, rng: random.Random, engine: str = "fast", *, seconds:
     when a player can win the game at once, and they prove wins and losses (an MCTS-solver),
     so they never hand the opponent a win they have seen, and they keep their tree from one
     move to the next (``ttt.engine.mcts.Tree``). "plain" is ``ttt.engine.mcts``, in plain
-    Python; "compiled" (``ttt.engine.compiled``) runs ten times the simulations a second or more.
+    Python; "compiled" (``ttt.engine.compiled``) runs about ten times the simulations a second.
     "teaching" searches with ``ttt.search.mcts``, the readable UCT, `seconds` of wall time.
     (`engine` is given by name, as for the default player.)
     """
@@ -129,7 +140,8 @@ def mcts_player(game: Any, rng: random.Random, engine: str = "fast", *, seconds:
     from ttt.engine.mcts import Tree, mcts as plain_mcts
 
     engine = resolve_engine(engine)
-    budget = dict(seconds=None if iterations else seconds, iterations=iterations)
+    _check_budget(seconds, iterations)
+    budget = dict(seconds=None if iterations is not None else seconds, iterations=iterations)
     if engine != "teaching":
         budget["tree"] = compiled.Tree() if engine == "compiled" else Tree()
     run = {"compiled": compiled.mcts, "plain": plain_mcts, "teaching": search.mcts}[engine]

@@ -360,7 +360,7 @@ class BigBoardGame(Game[BigState, Move]):
         if self.is_terminal(state):
             return text
         if state.sent_to is not None:
-            where = f"{self.to_move(state)} plays on board {state.sent_to}."
+            where = f"{self.to_move(state)} must play on board {state.sent_to}."
         else:
             where = f"{self.to_move(state)} may play on any open board."
         return f"{text}\n{where}"
