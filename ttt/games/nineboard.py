@@ -35,9 +35,9 @@ from ttt.games.bigboard import (
 from ttt.games.classic import completed_lines, moved_last
 
 INSTRUCTIONS = f"""\
-Nine-board tic-tac-toe (the CSC 242 write-up): nine small boards. The cell you play in sends your opponent
-to the board with that number; the first move may go anywhere, and a player sent to a full
-board may play on any board. Three in a row on any small board wins. X moves first.
+Nine-board tic-tac-toe (the CSC 242 write-up): nine small boards. The cell you play in sends
+your opponent to the board with that number; the first move may go anywhere, and a player sent
+to a full board may play on any board. Three in a row on any small board wins. X moves first.
 Type a move as the board and the cell, like 4 7; {BOARD_NUMBERS}
 Ctrl-D or Ctrl-C quits.
 """

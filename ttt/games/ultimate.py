@@ -40,7 +40,8 @@ Ultimate tic-tac-toe: nine small boards make one big board. The cell you play in
 opponent to the board with that number; the first move may go anywhere. Three in a row on a
 small board wins it and claims that square of the big board; three claimed squares in a row
 win the game. No one plays on a won or full board again; sent to one, you may play on any open
-board. X moves first. Type a move as the board and the cell, like 4 7; {BOARD_NUMBERS}
+board. X moves first.
+Type a move as the board and the cell, like 4 7; {BOARD_NUMBERS}
 Ctrl-D or Ctrl-C quits.
 """
 
