@@ -64,13 +64,10 @@ def describe(game: str = "tictactoe") -> dict[str, str]:
 
 def options(name: str, *, game: str = "tictactoe") -> list[str]:
     """Return the keyword options player `name` of `game` accepts (such as ``seconds``), sorted."""
-    import inspect
-
     players = _players(game)
     if name not in players:
         raise ValueError(f"unknown player {name!r}; choose one of: {', '.join(sorted(players))}")
-    parameters = inspect.signature(players[name][0]).parameters.values()
-    return sorted(p.name for p in parameters if p.kind is p.KEYWORD_ONLY)
+    return sorted(_accepted(players[name][0], keyword_only=True))
 
 
 def make(name: str, seed: Optional[int] = None, *, game: str = "tictactoe", **options: Any) -> Player:
@@ -90,14 +87,17 @@ def make(name: str, seed: Optional[int] = None, *, game: str = "tictactoe", **op
     return _named(factory(random.Random(seed), **options), name, game, factory.__doc__)
 
 
-def _accepted(factory: Factory) -> set[str]:
-    """Every option `factory` accepts by name: its keyword-only ones (`options`) and any other
-    it takes by name after the game and the random generator (such as the big boards' ``engine``)."""
+def _accepted(factory: Factory, *, keyword_only: bool = False) -> set[str]:
+    """The options `factory` accepts by name: its keyword-only ones (what `options` lists), and
+    unless `keyword_only` any other it takes by name after the game and the random generator
+    (such as the big boards' ``engine``)."""
     import inspect
 
-    named = (inspect.Parameter.KEYWORD_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    kinds = {inspect.Parameter.KEYWORD_ONLY}
+    if not keyword_only:
+        kinds.add(inspect.Parameter.POSITIONAL_OR_KEYWORD)
     parameters = inspect.signature(factory).parameters.values()
-    return {p.name for p in parameters if p.kind in named and p.name not in ("game", "rng")}
+    return {p.name for p in parameters if p.kind in kinds and p.name not in ("game", "rng")}
 
 
 def _named(player: Player, name: str, game: str, doc: Optional[str] = None) -> Player:
