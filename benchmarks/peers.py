@@ -20,9 +20,10 @@ ultimate tic-tac-toe as ``ultimate_tic_tac_toe`` and a C++ Monte Carlo tree sear
 
 2. **The matches.** Each pairing (`--players`: ttt's ``default`` and ``mcts``) plays `--games` games (default
    60) against OpenSpiel's MCTSBot at each of `--seconds` (default 0.5 and 2 seconds a move),
-   alternating who plays X. With the fast extra (numba) installed, ``default`` and ``mcts`` are the
-   same player, the compiled MCTS (``ttt.engine.compiled``); without it ``default`` is the engine's
-   alpha-beta and ``mcts`` its plain-Python MCTS. `--engine` picks one for both (``plain``
+   alternating who plays X. With the fast extra (numba) installed, ``mcts`` is the compiled MCTS
+   (``ttt.engine.compiled``) and ``default`` the same search with the heuristic's estimates
+   backed up (``heuristic=HEURISTIC``); without it ``default`` is the engine's alpha-beta and
+   ``mcts`` its plain-Python MCTS. `--engine` picks one for both (``plain``
    measures the plain-Python players on a machine that has numba); the script prints which
    engine played. The bot has the defaults of OpenSpiel's own examples
    (``examples/mcts_example.cc`` and ``python/examples/mcts.py``): UCT constant ``uct_c=2``,
@@ -54,7 +55,9 @@ ultimate tic-tac-toe as ``ultimate_tic_tac_toe`` and a C++ Monte Carlo tree sear
 3. **Simulations per CPU second**, side by side, from the opening and from three fixed mid-game
    states (random moves from fixed seeds): OpenSpiel's MCTSBot; ttt's teaching search
    (``ttt.search.mcts``, its ``nodes`` are its simulations); the engine's plain-Python MCTS
-   (``ttt.engine.mcts``); and the compiled one (``ttt.engine.compiled``) when numba is installed. Each search runs about `--rate-seconds` (default 1).
+   (``ttt.engine.mcts``); and the compiled one (``ttt.engine.compiled``) when numba is
+   installed, without and with the heuristic's estimates (``mcts``'s search and ``default``'s).
+   Each search runs about `--rate-seconds` (default 1).
 
 It prints the 1-minute load average at the start and the end (a busy machine slows everything,
 but both sides' budgets are CPU seconds, so it changes how long the run takes, not the scores).
@@ -75,6 +78,7 @@ pairings of a long run can be played in separate runs, or a run cut short still 
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import random
@@ -518,6 +522,7 @@ def print_rates(seconds: float) -> None:
     if compiled.AVAILABLE:
         compiled.warm_up()
         searches.append(("engine, compiled", compiled.mcts))
+        searches.append(("compiled, estimates", functools.partial(compiled.mcts, heuristic=compiled.HEURISTIC)))
     print(f"Simulations per CPU second (random rollouts to the end; searches of about {seconds:g} s)")
     print(f"{'MCTS':<28}" + "".join(f"{label:>13}" for label, _, _ in states))
     rows = [("OpenSpiel MCTSBot (C++)", [])] + [(f"ttt {label}", []) for label, _ in searches]

@@ -219,6 +219,8 @@ def test_an_option_a_player_does_not_take_is_refused_naming_the_ones_it_does():
     ("mcts", {"seconds": 0}, "seconds must be a positive number of CPU seconds a move, not 0"),
     ("default", {"seconds": -1}, "not -1"),
     ("default", {"seconds": "1"}, "not '1'"),
+    ("default", {"seconds": float("inf")}, "not inf"),
+    ("mcts", {"iterations": 100, "seconds": -1}, "seconds must be a positive number of CPU seconds a move, not -1"),
 ])
 @pytest.mark.parametrize("engine", ["fast", "plain", "teaching"])
 def test_a_budget_no_search_can_run_on_is_refused_when_the_player_is_made(name, budget, message, engine):
@@ -230,6 +232,8 @@ def test_a_budget_no_search_can_run_on_is_refused_when_the_player_is_made(name, 
 def test_a_big_board_player_given_text_says_how_to_make_a_position(game):
     rules = get_game(game)
     play = agents.make("random", 0, game=game)
-    with pytest.raises(InvalidBoardError, match=rf"takes a position, not str: .*get_game\('{game}'\)\.parse\(text, board=B\)"):
+    with pytest.raises(InvalidBoardError, match=rf"takes a position, not str \(text does not say which board .*get_game\('{game}'\)\.parse\(text, board=B\)"):
         play(rules.initial().squares)
+    with pytest.raises(InvalidBoardError, match=rf"^the {game} player takes a position, not NoneType; get_game"):
+        play(None)
     assert play(rules.initial()) in rules.moves(rules.initial())

@@ -7,6 +7,8 @@ Positions come from seeded random games and are judged by the readable rules (``
 
 from __future__ import annotations
 
+import functools
+import math
 import random
 
 import pytest
@@ -14,7 +16,7 @@ import pytest
 from big_positions import X_TO_WIN_THE_GAME, random_positions
 from ttt import agents
 from ttt.engine.board import O_WON, TIE, X_WON, Board
-from ttt.engine import compiled
+from ttt.engine import compiled, evaluate
 from ttt.engine.mcts import Tree, mcts, playout
 from ttt.games import get_game
 
@@ -22,15 +24,18 @@ GAMES = ("ultimate", "nine-board")
 NO_NUMBA = pytest.mark.skipif(not compiled.AVAILABLE, reason="the fast extra (numba) is not installed")
 
 
-@pytest.fixture(scope="module", params=["plain", pytest.param("compiled", marks=NO_NUMBA)])
+@pytest.fixture(scope="module", params=["plain", pytest.param("compiled", marks=NO_NUMBA),
+                                        pytest.param("compiled with estimates", marks=NO_NUMBA)])
 def search(request):
     """The search under test: the plain-Python one, and the compiled one (the fast extra),
-    compiled once here so that no test's budget pays for it."""
+    compiled once here so that no test's budget pays for it, without and with the heuristic's
+    estimates backed up (the default player's; nine-board has none, so there it is the same)."""
     if request.param == "plain":
         return mcts
-    game = get_game("nine-board")
-    compiled.mcts(game, game.initial(), rng=random.Random(0), iterations=10)
-    return compiled.mcts
+    compiled.warm_up()
+    if request.param == "compiled":
+        return compiled.mcts
+    return functools.partial(compiled.mcts, heuristic=compiled.HEURISTIC)
 
 
 
@@ -232,6 +237,61 @@ def test_a_forced_loss_is_proven_and_a_move_still_returned(search):
         assert result.value == -_x_value(game, state) and result.nodes < 5_000
 
 
+# --- the heuristic's estimates (the compiled search, ultimate) ---------------------------------------
+
+
+@NO_NUMBA
+def test_the_compiled_estimate_is_the_engines_evaluation():
+    """`_estimate` on arrays gives ``ttt.engine.evaluate.ultimate``'s number (before its clipping,
+    which these positions never reach) in every position of 150 random games the mover cannot
+    win at once."""
+    game = get_game("ultimate")
+    compiled.warm_up()
+    scratch, rng, checked = compiled.np.empty(18), random.Random(30), 0
+    for _ in range(150):
+        state = game.initial()
+        while not game.is_terminal(state):
+            board = Board.of(game, state)
+            position = compiled._position(board)
+            if compiled._winning_move(position, True) < 0:
+                assert compiled._estimate(position, scratch) == pytest.approx(evaluate.ultimate(board), abs=1e-9), \
+                    game.format_numbered(state)
+                checked += 1
+            state = game.play(state, rng.choice(game.moves(state)))
+    assert checked > 5_000
+
+
+@NO_NUMBA
+def test_every_estimate_is_backed_up_as_a_minimax_value():
+    """After searches from ten positions, each expanded node's estimate is 1 minus the best of its
+    children's (a proven child counting 1, 1/2 or 0), and a root's child not yet expanded has
+    the judged chance of its move: 0 when the opponent can then win at once."""
+    game = get_game("ultimate")
+    checked = 0
+    for state in [game.initial()] + _random_positions(game, random.Random(31), 9, keep=lambda g, s: not _has_a_win_at_once(g, s)):
+        tree = compiled.Tree()
+        compiled.mcts(game, state, rng=random.Random(0), iterations=30_000, tree=tree, heuristic=compiled.HEURISTIC)
+        arrays, _ = tree._node
+        moves, _, firsts, counts, _, _, proven, estimates, used = arrays
+        expanded = [k for k in range(int(used[0])) if firsts[k] >= 0]
+        checked += len(expanded)
+        for k in expanded:
+            children = range(firsts[k], firsts[k] + counts[k])
+            known = [compiled._known(estimates, proven, c) for c in children]
+            assert estimates[k] == pytest.approx(1 - max(known)), game.format_numbered(state)
+        root = Board.of(game, state)
+        for c in range(firsts[0], firsts[0] + counts[0]):
+            if firsts[c] >= 0:
+                continue
+            after = game.play(state, divmod(int(moves[c]), 9))
+            if not game.is_terminal(after) and _has_a_win_at_once(game, after):
+                assert estimates[c] == 0.0
+            elif not game.is_terminal(after):
+                chance = 1 / (1 + math.exp(-evaluate.ultimate(Board.of(game, after)) / compiled.ESTIMATE_SCALE))
+                assert estimates[c] == pytest.approx(chance if root.turn == 0 else 1 - chance)
+    assert checked > 10_000
+
+
 # --- the tree kept from move to move -------------------------------------------------------------
 
 
@@ -261,15 +321,17 @@ def test_the_compiled_search_starts_from_a_copy_of_the_replys_subtree(name):
     state = random_positions(game, random.Random(21), 1, fewest=10, most=20,
                              keep=lambda g, s: not _has_a_win_at_once(g, s))[0]
     tree = compiled.Tree()
-    first = compiled.mcts(game, state, rng=random.Random(0), iterations=20_000, tree=tree)
+    first = compiled.mcts(game, state, rng=random.Random(0), iterations=20_000, tree=tree,
+                          heuristic=compiled.HEURISTIC)
     arrays, kept = tree._node
-    moves, _, firsts, counts, visits, _, proven, _ = arrays
+    moves, _, firsts, counts, visits, _, proven, *_ = arrays
     assert moves[kept] == 9 * first.move[0] + first.move[1]
 
     def below(arrays, node, depth=2):  # moves and visits of a node and its descendants, two deep
-        moves, _, firsts, counts, visits, _, _, _ = arrays
+        moves, _, firsts, counts, visits, _, _, estimates, _ = arrays
         children = range(firsts[node], firsts[node] + counts[node]) if depth else ()
-        return int(moves[node]), int(visits[node]), sorted(below(arrays, c, depth - 1) for c in children)
+        return (int(moves[node]), int(visits[node]), float(estimates[node]),
+                sorted(below(arrays, c, depth - 1) for c in children))
 
     reply = max(range(firsts[kept], firsts[kept] + counts[kept]), key=lambda c: visits[c])
     assert visits[reply] > 1 and proven[reply] == compiled.UNPROVEN
@@ -278,7 +340,8 @@ def test_the_compiled_search_starts_from_a_copy_of_the_replys_subtree(name):
     assert below(copy, 0) == below(arrays, reply)
     assert tree.take(game, then) is None  # forgotten once taken
     tree.keep(game, state, (arrays, kept))
-    second = compiled.mcts(game, then, rng=random.Random(0), iterations=500, tree=tree)
+    second = compiled.mcts(game, then, rng=random.Random(0), iterations=500, tree=tree,
+                           heuristic=compiled.HEURISTIC)
     game.play(then, second.move)
     grown, _ = tree._node
     assert second.nodes == 500 and grown[4][0] == visits[reply] + 500  # the new simulations were added to the kept ones

@@ -40,6 +40,7 @@ def test_quick_run_prints_the_tables_and_no_mismatch(tmp_path):
     assert re.search(r"ttt teaching search(\s+[\d,]+){4}\n", out), out
     assert re.search(r"ttt engine, plain Python(\s+[\d,]+){4}\n", out), out
     assert bool(re.search(r"ttt engine, compiled(\s+[\d,]+){4}\n", out)) == compiled.AVAILABLE, out
+    assert bool(re.search(r"ttt compiled, estimates(\s+[\d,]+){4}\n", out)) == compiled.AVAILABLE, out
     assert out.count("1-minute load average") == 2
     assert len(log.read_text().splitlines()) == 8  # every game kept as it ended
     report = subprocess.run(

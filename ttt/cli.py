@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import random
 import sys
 from typing import Any, Callable, Optional, Sequence, TextIO
@@ -33,7 +34,7 @@ class UsageError(Exception):
 
 def _player_for(name: Optional[str], game: str, seed: Optional[int], *, seconds: Optional[float] = None) -> Callable[[Any], Any]:
     name = name or get_game(game).default_player
-    if seconds is not None and not seconds > 0:
+    if seconds is not None and not 0 < seconds < math.inf:
         raise UsageError(f"--time must be a positive number of seconds, not {seconds}")
     try:
         return agents.make(name, seed, game=game, **_time_option(name, game, seconds))
@@ -159,7 +160,11 @@ def cmd_players(args: argparse.Namespace, stdout: TextIO = sys.stdout) -> int:
         from ttt.engine.compiled import INSTALL_HINT
 
         if resolve_engine("fast") == "compiled":
-            stdout.write("\nInstalled here: the fast extra, so default and mcts are the compiled MCTS.\n")
+            if args.game == "ultimate":
+                stdout.write("\nInstalled here: the fast extra, so mcts is the compiled MCTS, and default the same"
+                             " search guided by the heuristic's estimates.\n")
+            else:
+                stdout.write("\nInstalled here: the fast extra, so default and mcts are the compiled MCTS.\n")
         else:
             stdout.write(f"\nInstalled here: plain Python, so default is alpha-beta ({INSTALL_HINT}).\n")
     return 0

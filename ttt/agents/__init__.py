@@ -117,9 +117,10 @@ def _named(player: Player, name: str, game: str, doc: Optional[str] = None) -> P
 
         def play(state: Any) -> Any:
             if not isinstance(state, BigState):
+                why = " (text does not say which board the mover is sent to)" if isinstance(state, str) else ""
                 raise InvalidBoardError(
-                    f"a {game} player takes a position, not {type(state).__name__}: text does not say which"
-                    f" board the mover is sent to; get_game({game!r}).parse(text, board=B) makes a position"
+                    f"the {game} player takes a position, not {type(state).__name__}{why};"
+                    f" get_game({game!r}).parse(text, board=B) makes one from text"
                 )
             return player(state)
 

@@ -8,6 +8,7 @@ equally good the choice is random (seeded), and matches between them do not repe
 
 from __future__ import annotations
 
+import math
 import random
 from typing import Any, Sequence
 
@@ -48,7 +49,10 @@ def random_player(game: Any, rng: random.Random):
 
 
 def line_count_player(game: Any, rng: random.Random, *, depth: int = 4):
-    """The CSC 242 write-up's computer: alpha-beta to depth 4 with the write-up's line heuristic."""
+    """The CSC 242 write-up's computer: alpha-beta to depth 4 with the write-up's line heuristic.
+
+    (`depth`, given in Python, searches deeper or shallower.)
+    """
 
     def play(state: Any):
         moves = _require_moves(game, state)
@@ -65,11 +69,12 @@ ENGINES = ("fast", "compiled", "plain", "teaching")
 
 
 def _check_budget(seconds: float | None, iterations: int | None = None) -> None:
-    """Refuse a budget a search cannot run on, saying why (0 would be read as no budget)."""
+    """Refuse a budget a search cannot run on, saying why (0 would be read as no budget, and
+    infinity never ends); `seconds` is checked even when `iterations` is the budget."""
     if iterations is not None:
         if isinstance(iterations, bool) or not isinstance(iterations, int) or iterations < 1:
             raise ValueError(f"iterations must be a whole number of simulations a move, 1 or more, not {iterations!r}")
-    elif isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not seconds > 0:
+    if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not 0 < seconds < math.inf:
         raise ValueError(f"seconds must be a positive number of CPU seconds a move, not {seconds!r}")
 
 
@@ -92,20 +97,22 @@ def default_player(game: Any, rng: random.Random, engine: str = "fast", *, secon
     """The strongest player installed (the compiled MCTS with the fast extra, else alpha-beta), seconds a move.
 
     `engine` "fast" (the default) is "compiled" when the fast extra (numba) is installed, else
-    "plain". "compiled": the compiled Monte Carlo tree search (``ttt.engine.compiled``), the
-    same player as `mcts` then, because it beats alpha-beta on both big boards (see
-    ``docs/players.md``); "plain": iterative deepening alpha-beta on the engine's bit masks
+    "plain". "compiled": the compiled Monte Carlo tree search (``ttt.engine.compiled``), as
+    `mcts` plays it but, on ultimate, with the engine's heuristic judging each new node and
+    backed up as a minimax value beside the playouts' mean (it beats alpha-beta on both big
+    boards, and `mcts` on ultimate: see ``docs/players.md``); "plain": iterative deepening alpha-beta on the engine's bit masks
     (``ttt.engine.alphabeta``), its own heuristic and move order; both take `seconds` of CPU
     time. "teaching": ``ttt.search.iterative_deepening`` on the game's states, ``game.evaluate``
     and ``game.order_moves``, `seconds` of wall time. The alpha-beta searches value wins more
-    the sooner they come. (`engine` is given by name, like `seconds`; it is not keyword-only so
-    that ``agents.options`` still lists only ``seconds``, the option the terminal and the
-    widgets pass.)
+    the sooner they come. (`engine` is chosen in Python only, by name; the terminal and the
+    widgets pass `seconds`, the one option ``agents.options`` lists.)
     """
     engine = resolve_engine(engine)
     _check_budget(seconds)
     if engine == "compiled":
-        return mcts_player(game, rng, engine, seconds=seconds)
+        from ttt.engine import compiled
+
+        return _searcher(game, rng, engine, dict(seconds=seconds, heuristic=compiled.HEURISTIC))
     from ttt.engine import alphabeta  # the engine's tables are built on first use, not at import
 
     def play(state: Any):
@@ -136,12 +143,18 @@ def mcts_player(game: Any, rng: random.Random, engine: str = "fast", *, seconds:
     "teaching" searches with ``ttt.search.mcts``, the readable UCT, `seconds` of wall time.
     (`engine` is given by name, as for the default player.)
     """
+    engine = resolve_engine(engine)
+    _check_budget(seconds, iterations)
+    return _searcher(game, rng, engine, dict(seconds=None if iterations is not None else seconds, iterations=iterations))
+
+
+def _searcher(game: Any, rng: random.Random, engine: str, options: dict):
+    """A player that plays `engine`'s MCTS with `options` (its budget and settings) from each
+    position, keeping its tree from one move to the next where the engine can."""
     from ttt.engine import compiled
     from ttt.engine.mcts import Tree, mcts as plain_mcts
 
-    engine = resolve_engine(engine)
-    _check_budget(seconds, iterations)
-    budget = dict(seconds=None if iterations is not None else seconds, iterations=iterations)
+    budget = dict(options)
     if engine != "teaching":
         budget["tree"] = compiled.Tree() if engine == "compiled" else Tree()
     run = {"compiled": compiled.mcts, "plain": plain_mcts, "teaching": search.mcts}[engine]

@@ -7,16 +7,17 @@ numba nothing here is imported, and the plain-Python search plays (`AVAILABLE` s
 
 It is ``ttt.engine.mcts`` (the same UCT, the same decisive playouts with `TAKE_BOARD`, the same
 MCTS-solver and UCB constant; read that module for what each does and why) written the way a
-compiler wants it, so the rules are here a third time, on arrays:
+compiler wants it, plus the heuristic's estimates backed up as minimax values on ultimate for
+the default player (`mcts`'s `heuristic`). The rules are here a third time, on arrays:
 
 - a position is one array of 23 numbers: X's nine 9-bit masks, O's nine, then the closed
   boards, X's won boards, O's won boards, the board the mover is sent to (-1: any open one) and
   the player to move; `_push` plays a move on it. The tests replay this module's playouts
   through the readable rules move by move, as they do the plain engine's;
 - the tree is a set of arrays indexed by node (move, mover, first child, number of children,
-  visits, results, proof). A node's children are made all at once, in random order, the second
-  time the node is reached (its first visit is a playout); selection plays the moves down
-  from the root on a copy of the root's position;
+  visits, results, proof, estimate). A node's children are made all at once, in random
+  order, the second time the node is reached (its first visit is a playout); selection plays
+  the moves down from the root on a copy of the root's position;
 - the search runs in chunks of `CHUNK` iterations between readings of the CPU clock (compiled
   code cannot read it), and the arrays grow between chunks when they are nearly full;
 - the first call compiles the functions (a few seconds); numba keeps the machine code in its
@@ -34,7 +35,8 @@ import time
 from typing import Any, Optional
 
 from ttt.engine.board import CELLS, COMPLETES, FULL, O_WON, TIE, WINS, X_WON, Board
-from ttt.engine import mcts as plain
+from ttt.engine.evaluate import FREE_CHOICE, ultimate_score
+from ttt.engine import evaluate, mcts as plain
 from ttt.engine.mcts import ANY_BOARD, EXPLORATION, LOST, TAKE_BOARD, THREATS
 from ttt.games.bigboard import BigState
 from ttt.search import NO_BUDGET, SearchResult
@@ -42,6 +44,9 @@ from ttt.search import NO_BUDGET, SearchResult
 AVAILABLE = importlib.util.find_spec("numba") is not None  # whether the fast extra is installed
 INSTALL_HINT = "the compiled search needs numba: pip install 'ttt[fast]'"
 CHUNK = 2048  # iterations between readings of the CPU clock
+HEURISTIC = 0.3  # the default player's weight of the estimates beside the playouts' mean (see `mcts`)
+ESTIMATE_SCALE = 70.0  # `_judge`: the evaluation's score that counts as odds of e to 1
+UNTRIED = 1e9  # above any UCB1 score: an untried child is selected before any tried one
 UNPROVEN = 2
 XS, OS, CLOSED, XB, OB, SENT, TURN = 0, 9, 18, 19, 20, 21, 22  # where each field is in a position array
 SIZE = 23
@@ -59,7 +64,7 @@ def _load() -> None:
     """Import numba (about half a second and 100 MB, so only when a search first runs), build
     the tables as arrays, and put the compiled functions in place of the plain ones (numba
     compiles each on its first call, or loads it from its cache)."""
-    global np, _WINS, _THREATS, _GOALS, _CELLS, _COUNT
+    global np, _WINS, _THREATS, _GOALS, _CELLS, _COUNT, _TERNARY, _CHANCES
     if np is not None:
         return
     if not AVAILABLE:
@@ -75,9 +80,25 @@ def _load() -> None:
     for mask in range(512):
         _COUNT[mask] = len(CELLS[mask])
         _CELLS[mask, : len(CELLS[mask])] = CELLS[mask]
+    _TERNARY, _CHANCES = _chance_tables(numpy)
     np = numpy
     for name in _KERNELS:  # compiled in order, so each finds the ones it calls already compiled
         globals()[name] = numba.njit(cache=True, nogil=True)(globals()[name])
+
+
+def _chance_tables(numpy) -> tuple:
+    """``ttt.engine.evaluate``'s tables of each small board's chances, indexed by the board in
+    base 3 (`_TERNARY[x] + 2 * _TERNARY[o]`, 3**9 entries, where the evaluation's
+    ``x << 9 | o`` would need 2**18: small enough to stay in the processor's cache). Rows:
+    X's and O's chances under random filling, then after X's best cell there, then after O's."""
+    ternary = numpy.array([sum(3 ** c for c in range(9) if m >> c & 1) for m in range(512)], dtype=numpy.int64)
+    rows = (evaluate.RANDOM_X, evaluate.RANDOM_O, evaluate.AFTER_X_X, evaluate.AFTER_X_O,
+            evaluate.AFTER_O_X, evaluate.AFTER_O_O)
+    chances = numpy.zeros((len(rows), 3 ** 9), dtype=numpy.float64)
+    for x, o in evaluate.PAIRS:
+        for row, table in enumerate(rows):
+            chances[row, ternary[x] + 2 * ternary[o]] = table[x << 9 | o]
+    return ternary, chances
 
 
 @jit
@@ -187,6 +208,54 @@ def _playout(p, ultimate, take_board, record):
             return result
 
 
+jit(ultimate_score)  # the evaluation's own function, compiled
+
+
+@jit
+def _estimate(p, chances):
+    """``ttt.engine.evaluate.ultimate``'s score for X of an ultimate position the mover cannot
+    win at once (the same numbers, before its clipping; `chances`, 18 numbers of scratch)."""
+    for b in range(9):
+        k = _TERNARY[p[XS + b]] + 2 * _TERNARY[p[OS + b]]
+        chances[b], chances[9 + b] = _CHANCES[0, k], _CHANCES[1, k]
+    b = p[SENT]
+    if b >= 0:  # the mover plays there: judged after the mover's best cell
+        k = _TERNARY[p[XS + b]] + 2 * _TERNARY[p[OS + b]]
+        row = 2 + 2 * p[TURN]
+        chances[b], chances[9 + b] = _CHANCES[row, k], _CHANCES[row + 1, k]
+    score = ultimate_score(chances[:9], chances[9:])
+    if b < 0:
+        score += FREE_CHOICE if p[TURN] == 0 else -FREE_CHOICE
+    return score
+
+
+@jit
+def _judge(p, move, after, chances):
+    """The estimate, from 0 to 1, of `move` for the player making it in ultimate position `p`
+    (`after`, a scratch position): 1 or ½ when it ends the game, 0 when the opponent then wins
+    at once, else `_estimate` as a chance, ``1 / (1 + exp(-score / ESTIMATE_SCALE))``."""
+    after[:] = p
+    over = _push(after, move, True)
+    if over:
+        return 0.5 if over == TIE else 1.0
+    if _winning_move(after, True) >= 0:
+        return 0.0
+    chance = 1.0 / (1.0 + np.exp(-_estimate(after, chances) / ESTIMATE_SCALE))
+    return chance if p[TURN] == 0 else 1.0 - chance
+
+
+@jit
+def _known(estimate, proven, node):
+    """What the minimax backups read for `node`: its proof's value when proven, else its estimate."""
+    if proven[node] == UNPROVEN:
+        return estimate[node]
+    if proven[node] == 1:
+        return 1.0
+    if proven[node] == 0:
+        return 0.5
+    return 0.0
+
+
 @jit
 def _mean(wins, visits, proven, node):
     """The mean result UCB1 reads for `node`: a proof's value when proven."""
@@ -200,16 +269,19 @@ def _mean(wins, visits, proven, node):
 
 
 @jit
-def _search(root_position, ultimate, iterations, exploration, take_board,
-            move, by, first, count, visits, wins, proven, used):
+def _search(root_position, ultimate, iterations, exploration, take_board, weight,
+            move, by, first, count, visits, wins, proven, estimate, used):
     """Run `iterations` iterations on the tree in the arrays, whose first `used[0]` nodes are
     in use (node 0 is the root); stop early when the root is proven or fewer than 81 nodes are
-    left. Return the iterations run."""
+    left. Return the iterations run. With `weight` above 0 (ultimate only) the children are
+    judged when made and their estimates backed up as minimax values (see `mcts`)."""
     capacity = move.shape[0]
     p = np.empty(SIZE, dtype=np.int64)
     path = np.empty(82, dtype=np.int64)
     found = np.empty(81, dtype=np.int64)
     no_record = np.zeros(1, dtype=np.int64)
+    after = np.empty(SIZE, dtype=np.int64)
+    chances = np.empty(18, dtype=np.float64)
     for done in range(iterations):
         if proven[0] != UNPROVEN or used[0] + 81 > capacity:
             return done
@@ -243,6 +315,7 @@ def _search(root_position, ultimate, iterations, exploration, take_board,
                     k = start + i
                     move[k], by[k], first[k], count[k] = found[i], p[TURN], -1, 0
                     visits[k], wins[k], proven[k] = 0, 0.0, UNPROVEN
+                    estimate[k] = _judge(p, found[i], after, chances) if weight > 0 else 0.5
                 first[node], count[node] = start, n
                 used[0] = start + n
             best, best_score = -1, LOST - 1.0
@@ -250,9 +323,15 @@ def _search(root_position, ultimate, iterations, exploration, take_board,
             for k in range(first[node], first[node] + count[node]):
                 if visits[k] == 0:
                     if proven[k] == UNPROVEN:
-                        best = k
-                        break
-                    score = _mean(wins, visits, proven, k)
+                        if weight == 0:
+                            best = k
+                            break
+                        score = UNTRIED + estimate[k]  # untried first, the best judged first
+                    else:
+                        score = _mean(wins, visits, proven, k)
+                elif weight > 0 and proven[k] == UNPROVEN:
+                    score = ((1 - weight) * wins[k] / visits[k] + weight * estimate[k]
+                             + scale / np.sqrt(visits[k]))
                 else:
                     score = _mean(wins, visits, proven, k) + scale / np.sqrt(visits[k])
                 if score > best_score:
@@ -290,6 +369,17 @@ def _search(root_position, ultimate, iterations, exploration, take_board,
                 if not all_proven:
                     break
                 proven[parent] = -best_proof
+        if weight > 0:  # back the estimates up: a node's is 1 - its best child's
+            for i in range(depth - 1, -1, -1):
+                k = path[i]
+                if first[k] < 0:
+                    continue
+                top = 0.0
+                for j in range(first[k], first[k] + count[k]):
+                    top = max(top, _known(estimate, proven, j))
+                if estimate[k] == 1.0 - top and not proved:
+                    break  # (so the nodes above are unchanged too)
+                estimate[k] = 1.0 - top
     return iterations
 
 
@@ -306,8 +396,8 @@ def _size(root, first, count):
 
 
 @jit
-def _copy(root, move, by, first, count, visits, wins, proven,
-          new_move, new_by, new_first, new_count, new_visits, new_wins, new_proven, origin):
+def _copy(root, move, by, first, count, visits, wins, proven, estimate,
+          new_move, new_by, new_first, new_count, new_visits, new_wins, new_proven, new_estimate, origin):
     """Copy the subtree of `root` into the new arrays, breadth first, `root` becoming node 0
     (a node's children stay side by side); `origin` gets each new node's old index. Return the
     number of nodes copied."""
@@ -317,6 +407,7 @@ def _copy(root, move, by, first, count, visits, wins, proven,
         old = origin[i]
         new_move[i], new_by[i], new_visits[i] = move[old], by[old], visits[old]
         new_wins[i], new_proven[i], new_count[i] = wins[old], proven[old], count[old]
+        new_estimate[i] = estimate[old]
         new_first[i] = -1
         if first[old] >= 0:
             new_first[i] = used
@@ -329,10 +420,10 @@ def _copy(root, move, by, first, count, visits, wins, proven,
 
 def _subtree(arrays: tuple, root: int) -> tuple:
     """New tree arrays holding the subtree of node `root`, `root` as node 0, with room to grow."""
-    move, by, first, count, visits, wins, proven, _ = arrays
-    size = _size(root, first, count)
+    *fields, _ = arrays
+    size = _size(root, fields[2], fields[3])
     copy = _tree(max(1 << 20, 2 * size + 81 * CHUNK))
-    copy[-1][0] = _copy(root, move, by, first, count, visits, wins, proven, *copy[:-1],
+    copy[-1][0] = _copy(root, *fields, *copy[:-1],
                         np.empty(size, dtype=np.int64))
     return copy
 
@@ -383,10 +474,27 @@ def mcts(
     exploration: float = EXPLORATION,
     nodes: int = 1 << 20,
     tree: Optional["Tree"] = None,
+    heuristic: float = 0.0,
 ) -> SearchResult:
     """``ttt.engine.mcts.mcts``, compiled: the same arguments (`nodes`, the tree's first
     capacity, grows as needed; `tree`, this module's `Tree`) and the same kind of result, many
-    more simulations a second.
+    more simulations a second, and, with `heuristic` above 0, one addition on ultimate.
+
+    **Implicit minimax backups** (Lanctot, Winands, Pepels and Sturtevant, "Monte Carlo Tree
+    Search with Heuristic Evaluations using Implicit Minimax Backups", 2014). When a node's
+    children are made, each is judged by the engine's evaluation (`_judge`: the default
+    alpha-beta's ``ttt.engine.evaluate.ultimate``, turned into a chance from 0 to 1 for the
+    player who moved, 0 when that move lets the opponent win at once); a node's estimate is
+    then 1 minus the best of its children's, kept up to date along each iteration's path (a
+    proven child counts as its proof). Selection reads ``(1 - heuristic) * mean + heuristic *
+    estimate`` in place of the mean, so a few plies of the evaluation's minimax steer the
+    search where the playouts alone are still noisy, and untried children are tried best
+    judged first. The ``default`` player uses `HEURISTIC` (0.3); ``mcts`` uses none. Measured
+    at 0.5 CPU s a move on ultimate, 40 games alternating sides, the search with it scored
+    0.65 against the same search without it (it runs 8-21 % fewer simulations a second); the
+    weight and `ESTIMATE_SCALE` (which fits the evaluation's score to the results of 120
+    self-play games: 1 / (1 + e^(-score / 70))) were not tuned further. Nine-board has no
+    evaluation here, so `heuristic` is ignored there.
 
     The random numbers are numba's, seeded from `rng` (the same `rng` and `iterations` give the
     same search). It raises ImportError, saying what to install, without numba.
@@ -398,6 +506,7 @@ def mcts(
     if board.result:
         return SearchResult(game.utility(state), None, 0)
     sign = 1 if board.turn == 0 else -1
+    weight = heuristic if board.ultimate else 0.0
     position = _position(board)
     win = _winning_move(position, board.ultimate)
     if win >= 0:
@@ -409,19 +518,19 @@ def mcts(
     if arrays is None:
         arrays = _tree(nodes)
         arrays[-1][0] = 1  # the root, not yet expanded
-    move, by, first, count, visits, wins, proven, used = arrays
+    move, by, first, count, visits, wins, proven, estimate, used = arrays
     by[0] = 1 - board.turn
     done = 0
     while proven[0] == UNPROVEN:
         chunk = CHUNK if iterations is None else min(CHUNK, iterations - done)
-        done += _search(position, board.ultimate, chunk, exploration, TAKE_BOARD, *arrays)
+        done += _search(position, board.ultimate, chunk, exploration, TAKE_BOARD, weight, *arrays)
         if iterations is not None and done >= iterations:
             break
         if deadline is not None and clock() >= deadline:
             break
         if used[0] + 81 * CHUNK > move.shape[0]:  # nearly full: twice the room
             arrays = _grow(arrays)
-            move, by, first, count, visits, wins, proven, used = arrays
+            move, by, first, count, visits, wins, proven, estimate, used = arrays
     children = range(first[0], first[0] + count[0])  # (the first iteration expands the root)
     best = max(children, key=lambda k: (proven[k] != -1, proven[k] == 1, visits[k]))
     if tree is not None:
@@ -457,10 +566,10 @@ class Tree(plain.Tree):
 
 def _tree(capacity: int) -> tuple:
     """Empty tree arrays with room for `capacity` nodes: move, mover, first child, number of
-    children, visits, results, proof, and the count of nodes in use."""
+    children, visits, results, proof, estimate, and the count of nodes in use."""
     return (np.zeros(capacity, np.int8), np.zeros(capacity, np.int8), np.full(capacity, -1, np.int32),
             np.zeros(capacity, np.int8), np.zeros(capacity, np.int32), np.zeros(capacity, np.float64),
-            np.full(capacity, UNPROVEN, np.int8), np.zeros(1, np.int64))
+            np.full(capacity, UNPROVEN, np.int8), np.full(capacity, 0.5, np.float64), np.zeros(1, np.int64))
 
 
 def _grow(arrays: tuple) -> tuple:

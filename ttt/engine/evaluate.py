@@ -101,7 +101,7 @@ def game_ultimate(board: Board) -> float:
     if decided is not None:
         return decided
     keys = _keys(board)
-    score = _ultimate_score([X_CHANCE[k] for k in keys], [O_CHANCE[k] for k in keys])
+    score = ultimate_score([X_CHANCE[k] for k in keys], [O_CHANCE[k] for k in keys])
     if board.sent_to == ANY:
         score += -FREE_CHOICE if board.turn else FREE_CHOICE
     return max(-NEAR_WIN + 1, min(NEAR_WIN - 1, score))
@@ -131,7 +131,7 @@ def _wins_a_line_now(board: Board) -> bool:
     return False
 
 
-def _ultimate_score(x: list, o: list) -> float:
+def ultimate_score(x: list, o: list) -> float:
     """Return the big lines' and the boards' score from each board's chances.
 
     `x[b]` is X's chance of taking board b, ``(1 + value) / 2``, and 0 when O holds it or it
@@ -139,7 +139,8 @@ def _ultimate_score(x: list, o: list) -> float:
     X's chance of all three boards minus O's, so a line O holds a board of (or a dead one)
     gives X nothing: ``ttt.games.ultimate.evaluate``'s skipped lines. A board's value is X's
     chance minus O's (the game's `board_value`, 0 for a dead board), times `BOARD_WEIGHT` for
-    each big line through it. Written out line by line for speed (this runs at every leaf).
+    each big line through it. Written out line by line for speed (this runs at every leaf), and
+    on plain numbers, so that ``ttt.engine.compiled`` compiles this same function.
     """
     lines = (
         x[0] * x[1] * x[2] + x[3] * x[4] * x[5] + x[6] * x[7] * x[8]
@@ -246,7 +247,7 @@ def ultimate(board: Board) -> float:
     if b != ANY:
         k = keys[b]
         x[b], o[b] = (AFTER_O_X[k], AFTER_O_O[k]) if board.turn else (AFTER_X_X[k], AFTER_X_O[k])
-    score = _ultimate_score(x, o)
+    score = ultimate_score(x, o)
     if b == ANY:
         score += -FREE_CHOICE if board.turn else FREE_CHOICE
     return max(-NEAR_WIN + 1, min(NEAR_WIN - 1, score))
