@@ -7,6 +7,7 @@ import pytest
 import oracle
 from ttt import InvalidActionError, InvalidBoardError, agents
 from ttt.games import get_game
+from ttt.games.bigboard import BigState
 from ttt.tictactoe import from_text
 
 LIVE = [oracle.to_text(c) for c in oracle.all_positions() if not oracle.over(c)]
@@ -237,3 +238,20 @@ def test_a_big_board_player_given_text_says_how_to_make_a_position(game):
     with pytest.raises(InvalidBoardError, match=rf"^the {game} player takes a position, not NoneType; get_game"):
         play(None)
     assert play(rules.initial()) in rules.moves(rules.initial())
+
+
+@pytest.mark.parametrize("game", ["nine-board", "ultimate"])
+@pytest.mark.parametrize("state, message", [
+    (BigState("." * 81, 12), "board 12 is out of range: boards are numbered 0 to 8"),
+    (BigState("." * 81, "5"), r"the board the mover is sent to is a number 0 to 8 \(or None\), not '5'"),
+    (BigState("O" + "." * 80, None), "0 X and 1 O: X moves first"),
+    (BigState("Z" * 81, None), "81 characters of X, O and '.'"),
+    (BigState("." * 80, None), "81 characters of X, O and '.'"),
+])
+def test_a_big_board_player_refuses_a_position_no_game_reaches(game, state, message):
+    """Built by hand, not by ``parse``: the player says what is wrong, as ``parse`` would,
+    instead of "the game is over" or a move from an impossible position."""
+    with pytest.raises(InvalidBoardError, match=message):
+        agents.make("random", 0, game=game)(state)
+    with pytest.raises(InvalidBoardError, match=message):
+        get_game(game).check_state(state)

@@ -113,7 +113,10 @@ def _named(player: Player, name: str, game: str, doc: Optional[str] = None) -> P
             return player(board)
 
     else:
+        from ttt.games import get_game
         from ttt.games.bigboard import BigState
+
+        rules = get_game(game)
 
         def play(state: Any) -> Any:
             if not isinstance(state, BigState):
@@ -122,6 +125,7 @@ def _named(player: Player, name: str, game: str, doc: Optional[str] = None) -> P
                     f"the {game} player takes a position, not {type(state).__name__}{why};"
                     f" get_game({game!r}).parse(text, board=B) makes one from text"
                 )
+            rules.check_state(state)
             return player(state)
 
     play.__name__ = name

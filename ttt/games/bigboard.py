@@ -334,17 +334,28 @@ class BigBoardGame(Game[BigState, Move]):
         Raises InvalidBoardError saying why for a bad picture, impossible counts or a `board`
         the mover cannot be sent to (out of range, or closed: then the mover plays anywhere).
         """
-        squares = parse_squares(text)
+        state = BigState(parse_squares(text), board)
+        self.check_state(state)
+        return state
+
+    def check_state(self, state: BigState) -> None:
+        """Raise InvalidBoardError saying why if no game reaches `state`: squares that are not
+        81 of X, O and '.', impossible counts (`check_position`), or a board the mover cannot
+        be sent to (out of range, or closed: then the mover plays anywhere, `sent_to` None)."""
+        squares, board = state
+        if not isinstance(squares, str) or len(squares) != 81 or not set(squares) <= set("XO."):
+            raise InvalidBoardError(f"a position's squares are 81 characters of X, O and '.', not {squares!r}")
         self.check_position(squares)
         if board is not None:
-            if type(board) is not int or not 0 <= board <= 8:
+            if type(board) is not int:
+                raise InvalidBoardError(f"the board the mover is sent to is a number 0 to 8 (or None), not {board!r}")
+            if not 0 <= board <= 8:
                 raise InvalidBoardError(f"board {board!r} is out of range: boards are numbered 0 to 8")
             if self.is_closed(squares[9 * board : 9 * board + 9]):
                 raise InvalidBoardError(
                     f"board {board} is closed ({self.closed_reason(squares[9 * board : 9 * board + 9])}): "
                     "a player sent there plays anywhere, so give board=None"
                 )
-        return BigState(squares, board)
 
     def format(self, state: BigState) -> str:
         return format_squares(state)
