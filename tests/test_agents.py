@@ -217,11 +217,11 @@ def test_an_option_a_player_does_not_take_is_refused_naming_the_ones_it_does():
 @pytest.mark.parametrize("name, budget, message", [
     ("mcts", {"iterations": 0}, "iterations must be a whole number of simulations a move, 1 or more, not 0"),
     ("mcts", {"iterations": 2.5}, "not 2.5"),
-    ("mcts", {"seconds": 0}, "seconds must be a positive number of CPU seconds a move, not 0"),
+    ("mcts", {"seconds": 0}, "seconds must be a positive, finite number of seconds a move, not 0"),
     ("default", {"seconds": -1}, "not -1"),
     ("default", {"seconds": "1"}, "not '1'"),
     ("default", {"seconds": float("inf")}, "not inf"),
-    ("mcts", {"iterations": 100, "seconds": -1}, "seconds must be a positive number of CPU seconds a move, not -1"),
+    ("mcts", {"iterations": 100, "seconds": -1}, "seconds must be a positive, finite number of seconds a move, not -1"),
 ])
 @pytest.mark.parametrize("engine", ["fast", "plain", "teaching"])
 def test_a_budget_no_search_can_run_on_is_refused_when_the_player_is_made(name, budget, message, engine):

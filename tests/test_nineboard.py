@@ -365,6 +365,6 @@ def test_match_runs_on_the_big_board():
     assert out.returncode == 0, out.stderr
     assert out.stdout.splitlines()[0] == "2 games of nine-board, alternating who starts"
     bad = ttt("match", "--game", "nine-board", "default", "random", "-n", "2", "--time", "0")
-    assert bad.returncode == 2 and "--time must be a positive number of seconds" in bad.stderr
+    assert bad.returncode == 2 and "--time must be a positive, finite number of seconds" in bad.stderr
     endless = ttt("match", "--game", "nine-board", "default", "random", "-n", "2", "--time", "inf")
-    assert endless.returncode == 2 and "--time must be a positive number of seconds, not inf" in endless.stderr
+    assert endless.returncode == 2 and "--time must be a positive, finite number of seconds, not inf" in endless.stderr

@@ -35,7 +35,7 @@ class UsageError(Exception):
 def _player_for(name: Optional[str], game: str, seed: Optional[int], *, seconds: Optional[float] = None) -> Callable[[Any], Any]:
     name = name or get_game(game).default_player
     if seconds is not None and not 0 < seconds < math.inf:
-        raise UsageError(f"--time must be a positive number of seconds, not {seconds}")
+        raise UsageError(f"--time must be a positive, finite number of seconds, not {seconds}")
     try:
         return agents.make(name, seed, game=game, **_time_option(name, game, seconds))
     except ValueError as error:

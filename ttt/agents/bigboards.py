@@ -75,7 +75,7 @@ def _check_budget(seconds: float | None, iterations: int | None = None) -> None:
         if isinstance(iterations, bool) or not isinstance(iterations, int) or iterations < 1:
             raise ValueError(f"iterations must be a whole number of simulations a move, 1 or more, not {iterations!r}")
     if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not 0 < seconds < math.inf:
-        raise ValueError(f"seconds must be a positive number of CPU seconds a move, not {seconds!r}")
+        raise ValueError(f"seconds must be a positive, finite number of seconds a move, not {seconds!r}")
 
 
 def resolve_engine(engine: str) -> str:
@@ -98,9 +98,10 @@ def default_player(game: Any, rng: random.Random, engine: str = "fast", *, secon
 
     `engine` "fast" (the default) is "compiled" when the fast extra (numba) is installed, else
     "plain". "compiled": the compiled Monte Carlo tree search (``ttt.engine.compiled``), as
-    `mcts` plays it but, on ultimate, with the engine's heuristic judging each new node and
-    backed up as a minimax value beside the playouts' mean (it beats alpha-beta on both big
-    boards, and `mcts` on ultimate: see ``docs/players.md``); "plain": iterative deepening alpha-beta on the engine's bit masks
+    `mcts` plays it (keeping its tree from move to move) but, on ultimate, with the engine's
+    heuristic judging each new node and backed up as a minimax value beside the playouts' mean
+    (the compiled MCTS beat alpha-beta on both big boards, and these estimates beat the MCTS
+    without them on ultimate: see ``docs/players.md``); "plain": iterative deepening alpha-beta on the engine's bit masks
     (``ttt.engine.alphabeta``), its own heuristic and move order; both take `seconds` of CPU
     time. "teaching": ``ttt.search.iterative_deepening`` on the game's states, ``game.evaluate``
     and ``game.order_moves``, `seconds` of wall time. The alpha-beta searches value wins more
@@ -132,7 +133,8 @@ def mcts_player(game: Any, rng: random.Random, engine: str = "fast", *, seconds:
                 iterations: int | None = None):
     """Monte Carlo tree search (UCT) with playouts that take a win on the spot and a solver, seconds a move.
 
-    (Or `iterations` a move instead of `seconds`.)
+    (Or `iterations` a move instead of `seconds`: when `iterations` is given, it is the whole
+    budget and `seconds` is not used.)
 
     `engine` "fast" (the default) is "compiled" when the fast extra (numba) is installed, else
     "plain". Both search the engine's bit masks for `seconds` of CPU time: their playouts end
