@@ -10,6 +10,8 @@ from __future__ import annotations
 import functools
 import math
 import random
+import subprocess
+import sys
 
 import pytest
 
@@ -237,6 +239,15 @@ def test_a_forced_loss_is_proven_and_a_move_still_returned(search):
         assert result.value == -_x_value(game, state) and result.nodes < 5_000
 
 
+def test_importing_the_compiled_search_builds_nothing_until_a_search_runs():
+    """``ttt players`` and making a player import ``ttt.engine.compiled``: neither numba nor the
+    evaluation's tables (a fifth of a second to build) are loaded then, only by the first search."""
+    code = ("import sys, ttt.engine.compiled; "
+            "print(sorted(m for m in ('numba', 'ttt.engine.evaluate') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0 and out.stdout.strip() == "[]", out.stdout + out.stderr
+
+
 # --- the heuristic's estimates (the compiled search, ultimate) ---------------------------------------
 
 
@@ -264,10 +275,11 @@ def test_the_compiled_estimate_is_the_engines_evaluation():
 @NO_NUMBA
 def test_every_estimate_is_backed_up_as_a_minimax_value():
     """After searches from ten positions, each expanded node's estimate is 1 minus the best of its
-    children's (a proven child counting 1, 1/2 or 0), and a root's child not yet expanded has
-    the judged chance of its move: 0 when the opponent can then win at once."""
+    children's (a proven child counting 1, 1/2 or 0); and after one iteration, when the root's
+    children are just made, each has the judged chance of its move: 0 when the opponent can
+    then win at once."""
     game = get_game("ultimate")
-    checked = 0
+    checked, judged, losing = 0, 0, 0
     for state in [game.initial()] + _random_positions(game, random.Random(31), 9, keep=lambda g, s: not _has_a_win_at_once(g, s)):
         tree = compiled.Tree()
         compiled.mcts(game, state, rng=random.Random(0), iterations=30_000, tree=tree, heuristic=compiled.HEURISTIC)
@@ -279,17 +291,21 @@ def test_every_estimate_is_backed_up_as_a_minimax_value():
             children = range(firsts[k], firsts[k] + counts[k])
             known = [compiled._known(estimates, proven, c) for c in children]
             assert estimates[k] == pytest.approx(1 - max(known)), game.format_numbered(state)
+        tree = compiled.Tree()  # (after 30,000 iterations nearly every root child is expanded)
+        compiled.mcts(game, state, rng=random.Random(0), iterations=1, tree=tree, heuristic=compiled.HEURISTIC)
+        arrays, _ = tree._node
+        moves, _, firsts, counts, _, _, _, estimates, _ = arrays
         root = Board.of(game, state)
         for c in range(firsts[0], firsts[0] + counts[0]):
-            if firsts[c] >= 0:
-                continue
             after = game.play(state, divmod(int(moves[c]), 9))
             if not game.is_terminal(after) and _has_a_win_at_once(game, after):
                 assert estimates[c] == 0.0
+                losing += 1
             elif not game.is_terminal(after):
                 chance = 1 / (1 + math.exp(-evaluate.ultimate(Board.of(game, after)) / compiled.ESTIMATE_SCALE))
                 assert estimates[c] == pytest.approx(chance if root.turn == 0 else 1 - chance)
-    assert checked > 10_000
+                judged += 1
+    assert checked > 10_000 and judged > 30 and losing > 5
 
 
 # --- the tree kept from move to move -------------------------------------------------------------

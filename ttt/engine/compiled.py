@@ -35,8 +35,7 @@ import time
 from typing import Any, Optional
 
 from ttt.engine.board import CELLS, COMPLETES, FULL, O_WON, TIE, WINS, X_WON, Board
-from ttt.engine.evaluate import FREE_CHOICE, ultimate_score
-from ttt.engine import evaluate, mcts as plain
+from ttt.engine import mcts as plain
 from ttt.engine.mcts import ANY_BOARD, EXPLORATION, LOST, TAKE_BOARD, THREATS
 from ttt.games.bigboard import BigState
 from ttt.search import NO_BUDGET, SearchResult
@@ -51,6 +50,8 @@ UNPROVEN = 2
 XS, OS, CLOSED, XB, OB, SENT, TURN = 0, 9, 18, 19, 20, 21, 22  # where each field is in a position array
 SIZE = 23
 np: Any = None  # numpy, once `_load` has imported it
+FREE_CHOICE: float  # ttt.engine.evaluate's constant and function, once `_load` has imported it
+ultimate_score: Any
 _KERNELS: list = []  # the functions `_load` compiles, in order
 
 
@@ -64,13 +65,15 @@ def _load() -> None:
     """Import numba (about half a second and 100 MB, so only when a search first runs), build
     the tables as arrays, and put the compiled functions in place of the plain ones (numba
     compiles each on its first call, or loads it from its cache)."""
-    global np, _WINS, _THREATS, _GOALS, _CELLS, _COUNT, _TERNARY, _CHANCES
+    global np, _WINS, _THREATS, _GOALS, _CELLS, _COUNT, _TERNARY, _CHANCES, FREE_CHOICE, ultimate_score
     if np is not None:
         return
     if not AVAILABLE:
         raise ImportError(INSTALL_HINT)
     import numba
     import numpy
+
+    from ttt.engine import evaluate  # (its tables take a fifth of a second to build: not at import)
 
     _WINS = numpy.array(WINS, dtype=numpy.bool_)
     _THREATS = numpy.array(THREATS, dtype=numpy.int64)
@@ -80,13 +83,14 @@ def _load() -> None:
     for mask in range(512):
         _COUNT[mask] = len(CELLS[mask])
         _CELLS[mask, : len(CELLS[mask])] = CELLS[mask]
-    _TERNARY, _CHANCES = _chance_tables(numpy)
+    _TERNARY, _CHANCES = _chance_tables(numpy, evaluate)
+    FREE_CHOICE, ultimate_score = evaluate.FREE_CHOICE, evaluate.ultimate_score
     np = numpy
     for name in _KERNELS:  # compiled in order, so each finds the ones it calls already compiled
         globals()[name] = numba.njit(cache=True, nogil=True)(globals()[name])
 
 
-def _chance_tables(numpy) -> tuple:
+def _chance_tables(numpy, evaluate) -> tuple:
     """``ttt.engine.evaluate``'s tables of each small board's chances, indexed by the board in
     base 3 (`_TERNARY[x] + 2 * _TERNARY[o]`, 3**9 entries, where the evaluation's
     ``x << 9 | o`` would need 2**18: small enough to stay in the processor's cache). Rows:
@@ -208,7 +212,7 @@ def _playout(p, ultimate, take_board, record):
             return result
 
 
-jit(ultimate_score)  # the evaluation's own function, compiled
+_KERNELS.append("ultimate_score")  # ttt.engine.evaluate's own function, put here and compiled by `_load`
 
 
 @jit
@@ -245,27 +249,30 @@ def _judge(p, move, after, chances):
 
 
 @jit
+def _proof(proof, lost):
+    """A proof's value for the player who moved into its node: 1 won, ½ a tie, `lost` lost."""
+    if proof == 1:
+        return 1.0
+    if proof == 0:
+        return 0.5
+    return lost
+
+
+@jit
 def _known(estimate, proven, node):
     """What the minimax backups read for `node`: its proof's value when proven, else its estimate."""
     if proven[node] == UNPROVEN:
         return estimate[node]
-    if proven[node] == 1:
-        return 1.0
-    if proven[node] == 0:
-        return 0.5
-    return 0.0
+    return _proof(proven[node], 0.0)
 
 
 @jit
 def _mean(wins, visits, proven, node):
-    """The mean result UCB1 reads for `node`: a proof's value when proven."""
+    """The mean result UCB1 reads for `node`: a proof's value when proven (a loss `LOST`, so
+    that it is never selected)."""
     if proven[node] == UNPROVEN:
         return wins[node] / visits[node]
-    if proven[node] == 1:
-        return 1.0
-    if proven[node] == 0:
-        return 0.5
-    return LOST
+    return _proof(proven[node], LOST)
 
 
 @jit
