@@ -157,6 +157,8 @@ class _Student:
                 said = f"ended the process it ran in ({ended}) instead of returning an answer"
             failed = _fail(call, board, said, checked=checked, kind="ended the process")
             failed.fatal = True  # it would end it again on the next board: one is enough
+            if type(ended).__name__ == "RemoteProtocolError":
+                failed.suspicious = f"{call} answered the grader with a message it refuses ({str(ended)[:150]})"
             raise failed from None
         except SystemExit as exiting:
             raise _fail(call, board, f"exited (SystemExit: {exiting}) instead of returning an answer", checked=checked) from None
