@@ -14,10 +14,11 @@ Each attack runs in one or more phases:
 - re-check: code that runs when only the definitions are loaded (an ``if`` block at top level);
 - function: the first call of a function the checks call.
 
-Dry and live. Until the sandbox is wired into autograde, these attacks would succeed on a shared
-machine, so every write, delete and cross-kernel execution is conditional on ``LIVE``, baked
-into each submission's source: True only when ``grader.sandbox`` imports, ``available()`` is
-None and ``autograde`` grades in the sandbox by default (and ``TTT_ATTACKS_DRY`` is not set). In dry
+Where no sandbox can start, every test here fails (saying why): autograde refuses to grade, and
+the security suite never passes by not running. Dry and live: every write, delete and cross-kernel
+execution is conditional on ``LIVE``, baked into each submission's source: True when
+``available()`` is None and ``autograde`` grades in the sandbox by default, unless
+``TTT_ATTACKS_DRY`` is set (for a run on a machine that must not be written to). In dry
 mode each such attack only looks (``os.access``, a ``kernel_info`` request) and reports what it
 found in a ``ttt-attack-report`` line; forging, switch flipping, lying values, reading
 secrets, the output flood, the sleeps, the detached child and a bounded fork bomb run in both.
@@ -54,15 +55,9 @@ from grader.kernel import KERNEL_NAME  # noqa: E402
 
 pytestmark = pytest.mark.slow
 
-try:
-    from grader import sandbox as _sandbox
-except ImportError:  # not written yet: the attacks run dry, and the tests show what holds today
-    _sandbox = None
+from grader import sandbox as _sandbox  # noqa: E402
 
-if _sandbox is not None and _sandbox.available() is not None:
-    pytest.skip(f"the grader's sandbox cannot run on this machine: {_sandbox.available()}", allow_module_level=True)
-
-LIVE = (_sandbox is not None and inspect.signature(grader.autograde.autograde).parameters["sandbox"].default is True
+LIVE = (_sandbox.available() is None and inspect.signature(grader.autograde.autograde).parameters["sandbox"].default is True
         and not os.environ.get("TTT_ATTACKS_DRY"))
 
 REPO = Path(__file__).resolve().parent.parent
