@@ -124,7 +124,9 @@ def test_a_preparation_that_fails_is_shown_in_words():
     browser_click(widget, 0)
     gate.go.set()
     assert widget.wait(60)
-    assert widget.status_kind == "error" and "the compiler is missing" in widget.status
+    assert widget.status_kind == "error"
+    assert widget.status.startswith("The computer (default) could not prepare its search: ")
+    assert "the compiler is missing" in widget.status
     assert not widget.busy and "Traceback" not in widget.status
 
 

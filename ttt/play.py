@@ -2,7 +2,10 @@
 
 The terminal game (``ttt play``), the widgets (``ttt.widgets``) and the lessons all drive a
 `Session`: it holds the game, the position, who plays each side (a player, or ``None`` for a
-person), the last move and the outcome, and it refuses an illegal move with the reason.
+person), the last move and the outcome, and it refuses an illegal move with the reason. A
+player with a prepare step (the big boards' compiled search compiles, once per machine) is
+prepared before the game by the front end that drives it, saying why it waits: `prepare` and
+`preparing`, the sentence's one home.
 
     >>> from ttt.games.classic import TicTacToe
     >>> from ttt import agents

@@ -8,8 +8,9 @@ busy); a click is sent to the kernel with the turn it was made on, so a click ma
 computer's move is never played after it. A computer with a prepare step (the big boards'
 compiled search compiles, once per machine) prepares in a thread when the game starts, so the
 kernel keeps answering; the status line says why it waits (``ttt.play.preparing``), the person
-may make their move meanwhile, and the computer's reply comes once it is ready. The CS50 project asks that "you should never be able
-to beat the AI": against the default opponent, minimax, you cannot.
+may make their move meanwhile, and the computer's reply comes once it is ready. The CS50
+project asks that "you should never be able to beat the AI": against the default opponent,
+minimax, you cannot.
 """
 
 from __future__ import annotations
@@ -144,19 +145,21 @@ class GameBoard(Widget):
 
     def _prepare(self, player: Any, game: int) -> None:
         """In a thread: run `player`'s prepare step, then make the move the computer owes, if any."""
+        failed: Optional[Exception] = None
         try:
             prepare(player)
         except Exception as error:  # noqa: BLE001 - shown, never lost
-            failed: Optional[Exception] = error
-        else:
-            failed = None
+            failed = error
         with self._lock:
             if game != self._games:
                 return  # a new game began meanwhile: it has its own preparation
             self._preparation, self._waiting = None, ""
+            if failed is not None:
+                self.busy = False
+                self._refresh(f"The computer ({self.opponent_name}) could not prepare its search: {error_text(failed)}",
+                              kind="error", outcome=False)
+                return
             try:
-                if failed is not None:
-                    raise failed
                 self._after_move("")
             except Exception as error:  # noqa: BLE001 - shown, never lost
                 self._show_error(error)
@@ -224,8 +227,8 @@ class GameBoard(Widget):
         if self._preparation is not None:
             if self.session.computer_to_move:
                 self.busy = True
-                self._refresh(" ".join(filter(None, [message, self._waiting, f"The computer ({self.opponent_name}) moves as soon as it is ready."])),
-                              kind="busy", outcome=False)
+                then = f"The computer ({self.opponent_name}) moves as soon as it is ready."
+                self._refresh(" ".join(filter(None, [message, self._waiting, then])), kind="busy", outcome=False)
             else:
                 self._refresh(" ".join(filter(None, [message, self._waiting])), kind="busy")
             return
