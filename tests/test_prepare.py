@@ -81,6 +81,17 @@ def test_the_board_prepares_in_a_thread_says_why_takes_the_persons_move_and_repl
 
 
 @needs_numba
+def test_once_prepared_without_a_click_the_board_shows_the_normal_state():
+    gate = Gate()
+    widget = GatedBoard(gate)
+    stamp = widget.stamp
+    gate.go.set()
+    assert widget.wait(60)
+    assert widget.stamp > stamp and widget.status == "Your move (X): any open board (framed)."
+    assert widget.status_kind == "info" and not widget.busy and len(widget.legal) == 81
+
+
+@needs_numba
 def test_when_the_computer_opens_its_first_move_comes_once_it_has_prepared():
     gate = Gate()
     widget = GatedBoard(gate, side="O")
