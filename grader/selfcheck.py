@@ -1,7 +1,7 @@
 """Check my work: a student's own lesson notebook graded as the instructor's autograde grades it.
 
-``ttt-grader check LESSON.ipynb`` (and nbgrader's Validate button, through ``validate_hook``) runs
-the hidden checks on a student's notebook without an instructor: the lesson is found from the
+``ttt-grader check LESSON.ipynb`` (and the "Check my work" button of a lesson's last cell,
+``check_my_work()``, which runs it in a process of its own) runs the hidden checks on a student's notebook without an instructor: the lesson is found from the
 notebook's nbgrader cells (or its file name), a one-student temporary course is made from the
 lessons' source (``grader.course.make_course``, or the instructor's course with ``--course``) and
 released with nbgrader, the notebook is placed as that student's submission, and
@@ -9,7 +9,9 @@ released with nbgrader, the notebook is placed as that student's submission, and
 instructor's run. What each test cell says is what the feedback says (``LabelTests`` and
 ``HideTestCode``, nbgrader's ``ClearHiddenTests``): passes, or the check's message with its board.
 
-The notebook is checked as last saved. An instructor turns the self-check off for a course with
+The notebook is checked as last saved. nbgrader's Validate runs the visible tests only: in the
+students' JupyterLab (``grader/student_lab/``) this module's server extension answers it from a
+process of its own, so the server goes on answering, and says the hidden tests did not run. An instructor turns the self-check off for a course with
 ``c.SelfCheck.enabled = False`` in the course's ``nbgrader_config.py``: the lessons released from
 that course carry the setting (``metadata.ttt.self_check``), and the check then says it is off.
 """
@@ -400,7 +402,8 @@ class CheckButton:
         self._widget = None
 
     def __repr__(self) -> str:  # where no widget shows: one line saying how
-        name = self.path.name if self.path else "LESSON.ipynb"
+        path = self.path or _this_notebook()
+        name = path.name if path else "LESSON.ipynb"
         return "To check your work with the hidden tests, " + HOW_TO_CHECK.format(name=name) + "."
 
     def _repr_mimebundle_(self, **kwargs):
