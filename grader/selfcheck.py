@@ -577,21 +577,30 @@ def visible_tests(path: str | Path) -> dict:
     return Validator(config=app.config).validate(str(path))
 
 
-def validate_answer(results: dict, name: str) -> dict:
-    """What Validate's dialog shows (nbgrader's answer, reshaped): a failing cell's error before
-    its code (the code cut to its first lines), and, when no visible test fails, that the hidden
-    tests did not run and how to run them, never nbgrader's "Success" for the visible tests alone."""
-    import html
+# nbgrader's Validate dialog has no message of its own but "Success" and "The following cell failed:"
+# (its front end); a failing cell's error is shown as HTML, so the note comes as such an error, with
+# a style that hides, in that dialog only, the heading and the (empty) cell above it, and wraps it
+_NOTE = ("<style>#validation-message:has(.ttt-visible-only) > div:nth-child(-n+2) {{display: none}}"
+         " .ttt-note {{white-space: normal; font-family: var(--jp-ui-font-family); font-size: var(--jp-ui-font-size1)}}"
+         "</style><div class='ttt-note'>{}</div>")
 
-    note = VISIBLE_ONLY.format(name=name)
+
+def validate_answer(results: dict, name: str) -> dict:
+    """What Validate's dialog shows (nbgrader's answer, reshaped): a failing cell's code cut to its
+    first lines, so that its error shows without scrolling, and always that the hidden tests did
+    not run and how to run them, never nbgrader's "Success" for the visible tests alone."""
+    import html
+    import re
+
+    note = re.sub(r"`([^`]+)`", r"<code>\1</code>", html.escape(VISIBLE_ONLY.format(name=name)))
     if results.get("type_changed") or results.get("changed"):
         return {"success": True, "value": results}
     failed = results.get("failed") or []
     if not failed:
-        return {"success": False, "value": "Nothing went wrong: your notebook passes the visible tests.\n\n" + note}
-    cells = [{"source": "\n".join(c["source"].splitlines()[:2]) + "\n…",
-              "error": c["error"]} for c in failed]
-    cells[-1]["error"] += "\n\n" + html.escape(note)
+        passed = f"<p class='ttt-visible-only'><b>Your notebook passes the visible tests.</b></p><p>{note}</p>"
+        return {"success": True, "value": {"failed": [{"source": "", "error": _NOTE.format(passed)}]}}
+    cells = [{"source": "\n".join(c["source"].splitlines()[:2]) + "\n…", "error": c["error"]} for c in failed]
+    cells[-1]["error"] += "\n" + _NOTE.format(note)
     return {"success": True, "value": {"failed": cells}}
 
 

@@ -147,8 +147,10 @@ def test_validate_in_the_students_lab_runs_the_visible_tests_and_says_the_hidden
     answer = validate_answer(results, lessons["slip"].name)
     said = json.dumps(answer)
     assert "Success" not in said
-    assert "The hidden tests, which your grade also counts, did not run" in answer["value"]
-    assert "Check my work" in answer["value"] and f"ttt-grader check {LESSON}.ipynb" in answer["value"]
+    (shown,) = answer["value"]["failed"]  # nbgrader's dialog shows a failing cell's error as HTML: the note is one
+    assert "passes the visible tests" in shown["error"] and "ttt-visible-only" in shown["error"]
+    assert "The hidden tests, which your grade also counts, did not run" in shown["error"]
+    assert "Check my work" in shown["error"] and f"ttt-grader check {LESSON}.ipynb" in shown["error"]
 
 
 def test_validate_shows_a_failing_cells_error_before_its_code(lessons, tmp_path):
