@@ -85,6 +85,20 @@ def run_cell(page, index: int) -> None:
     page.keyboard.press("Shift+Enter")
 
 
+def press_check_my_work(page, lab):
+    """Opens the lesson, runs its last cell and presses its button; returns (that cell, the widget)
+    once the check says how long it has run."""
+    open_notebook(page, lab, f"{LESSON}.ipynb")
+    last = page.locator(".jp-NotebookPanel .jp-CodeCell").filter(has_text="check_my_work()").last
+    last.scroll_into_view_if_needed()
+    last.click()
+    page.keyboard.press("Shift+Enter")
+    widget = last.locator(".ttt-check-my-work")
+    widget.locator("button").filter(has_text="Check my work").click()
+    widget.get_by_text("so far").wait_for(timeout=60_000)
+    return last, widget
+
+
 def test_validate_answers_at_once_and_the_server_keeps_answering(browser, student_lab):
     url, token = student_lab[0], student_lab[1]
     with new_page(browser) as other, new_page(browser) as page:
@@ -152,14 +166,7 @@ def test_run_all_shows_the_button_and_starts_no_check(browser, student_lab):
 
 def test_the_button_shows_progress_then_the_verdict(browser, student_lab):
     with new_page(browser) as page:
-        open_notebook(page, student_lab, f"{LESSON}.ipynb")
-        last = page.locator(".jp-NotebookPanel .jp-CodeCell").filter(has_text="check_my_work()").last
-        last.scroll_into_view_if_needed()
-        last.click()
-        page.keyboard.press("Shift+Enter")
-        widget = last.locator(".ttt-check-my-work")
-        widget.locator("button").filter(has_text="Check my work").click()
-        widget.get_by_text("so far").wait_for(timeout=60_000)
+        last, widget = press_check_my_work(page, student_lab)
         assert checks_running(student_lab), "the button started no check"
         widget.get_by_text("running your notebook").wait_for(timeout=600_000)
         shoot(page, ARTIFACTS / "self-check-progress.png")
@@ -181,14 +188,7 @@ def test_the_button_shows_progress_then_the_verdict(browser, student_lab):
 
 def test_stop_ends_the_check(browser, student_lab):
     with new_page(browser) as page:
-        open_notebook(page, student_lab, f"{LESSON}.ipynb")
-        last = page.locator(".jp-NotebookPanel .jp-CodeCell").filter(has_text="check_my_work()").last
-        last.scroll_into_view_if_needed()
-        last.click()
-        page.keyboard.press("Shift+Enter")
-        widget = last.locator(".ttt-check-my-work")
-        widget.locator("button").filter(has_text="Check my work").click()
-        widget.get_by_text("so far").wait_for(timeout=60_000)
+        _, widget = press_check_my_work(page, student_lab)
         widget.locator("button").filter(has_text="Stop").click()
         widget.get_by_text("Stopped after").wait_for(timeout=60_000)
         shoot(page, ARTIFACTS / "self-check-stopped.png")
