@@ -420,8 +420,9 @@ class CheckButton:
             self.button = w.Button(description="Check my work", button_style="primary", icon="check",
                                    tooltip="run the hidden tests on this notebook as last saved")
             self.stop_button = w.Button(description="Stop", icon="stop", layout=w.Layout(display="none"))
-            self.status = w.HTML(f"<i>{html_escape(repr(self))}</i> Save first (Ctrl+S): the check reads "
-                                 "the notebook as last saved.")
+            self.status = w.HTML("Press <b>Check my work</b> to run the hidden tests on this notebook as your "
+                                 "grading will (running this cell does not). Save first (Ctrl+S): the check "
+                                 "reads the notebook as last saved.")
             self.verdict = w.HTML()
             self.button.on_click(lambda _: self.start())
             self.stop_button.on_click(lambda _: self.stop())

@@ -4,7 +4,8 @@ JUPYTER_CONFIG_PATH), in a real browser, on lesson 2 with a slip only the hidden
 
 - Validate answers in seconds, saying the hidden tests did not run (never "Success"), while a
   second notebook's kernel runs a cell and shows its output: the server is never held up;
-- Run All shows the last cell's "Check my work" button and starts no hidden check;
+- Run All (on the correct notebook: one of the lesson's own cells stops the slip's run) shows the
+  last cell's "Check my work" button and starts no hidden check;
 - pressing the button shows the check's step and time on screen, then the verdict naming
   ``winner`` as failing with the check's board; Stop ends a check and every process it started.
 
@@ -33,12 +34,13 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow]
 ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
 HIDDEN_PANELS = ["@jupyter/nbgrader:create-assignment", "@jupyter/nbgrader:formgrader",
                  "@jupyter/nbgrader:course-list", "@jupyter/nbgrader:assignment-list", "@jupyter/nbgrader:menu"]
-OTHER = "other.ipynb"  # a second notebook, whose kernel must answer while Validate runs
+OTHER = "other.ipynb"
+CORRECT = f"{LESSON}-correct.ipynb"  # a second notebook, whose kernel must answer while Validate runs
 
 
 @pytest.fixture(scope="module")
 def student_lab(tmp_path_factory):
-    """JupyterLab with the students' configuration, on the slip and a second notebook; yields
+    """JupyterLab with the students' configuration, on the slip, the correct notebook and a second one; yields
     (url, token, root, theme, home)."""
     from grader.course_ops import release
 
@@ -51,12 +53,13 @@ def student_lab(tmp_path_factory):
     slip = filled(released, SLIP)
     assert any("check_my_work()" in cell.source for cell in slip.cells)  # the lesson's own last cells
     nbformat.write(slip, made / f"{LESSON}.ipynb")
+    nbformat.write(filled(released), made / CORRECT)  # Run All reaches its last cell (the slip's stops before)
     home = tmp_path_factory.mktemp("lab")
     patch = pytest.MonkeyPatch()
     patch.setenv("JUPYTER_CONFIG_PATH", str(STUDENT_LAB))  # what `make lab` sets
     try:
         with running_lab(home, notebooks={OTHER: ["print('warm')", "print('answered', 6 * 7)"]},
-                         copies=[made / f"{LESSON}.ipynb"]) as (url, token, root):
+                         copies=[made / f"{LESSON}.ipynb", made / CORRECT]) as (url, token, root):
             yield url, token, root, "light", home
     finally:
         patch.undo()
@@ -149,19 +152,22 @@ def test_validate_answers_at_once_and_the_server_keeps_answering(browser, studen
 
 def test_run_all_shows_the_button_and_starts_no_check(browser, student_lab):
     with new_page(browser) as page:
-        open_notebook(page, student_lab, f"{LESSON}.ipynb")
+        open_notebook(page, student_lab, CORRECT)
         run_all_cells(page, timeout=300_000)
-        button = page.locator(".ttt-check-my-work button").filter(has_text="Check my work")
-        button.wait_for(timeout=60_000)
+        last = page.locator(".jp-NotebookPanel .jp-CodeCell").filter(has_text="check_my_work()").last
+        last.scroll_into_view_if_needed()  # JupyterLab draws only the cells in view
+        button = last.locator(".ttt-check-my-work button").filter(has_text="Check my work")
+        try:
+            button.wait_for(timeout=60_000)
+        finally:
+            shoot(page, ARTIFACTS / "self-check-run-all.png")
         seen = []
         for _ in range(10):  # a check would have started by now, and would run for tens of seconds
             seen += checks_running(student_lab)
             time.sleep(0.5)
-        button.scroll_into_view_if_needed()
-        shoot(page, ARTIFACTS / "self-check-run-all.png")
         assert seen == [], seen
         widget = page.locator(".ttt-check-my-work")
-        assert "Save first" in widget.inner_text()
+        assert "Save first" in widget.inner_text() and "running this cell does not" in widget.inner_text()
 
 
 def test_the_button_shows_progress_then_the_verdict(browser, student_lab):
