@@ -195,9 +195,27 @@ def test_the_button_shows_progress_then_the_verdict(browser, student_lab):
 def test_stop_ends_the_check(browser, student_lab):
     with new_page(browser) as page:
         _, widget = press_check_my_work(page, student_lab)
+        widget.get_by_text("running your notebook").wait_for(timeout=600_000)  # grading kernels are up
+        assert left_by_kernels(student_lab), "the check started no process"
         widget.locator("button").filter(has_text="Stop").click()
         widget.get_by_text("Stopped after").wait_for(timeout=60_000)
         shoot(page, ARTIFACTS / "self-check-stopped.png")
-        time.sleep(2)
-        assert checks_running(student_lab) == []
         assert "the hidden tests did not finish" in widget.inner_text()
+        deadline = time.monotonic() + 30
+        while left_by_kernels(student_lab) and time.monotonic() < deadline:
+            time.sleep(1)
+        assert left_by_kernels(student_lab) == []
+
+
+def left_by_kernels(lab) -> list[str]:
+    """The processes that the notebooks' kernels started (the check and all it started), running now."""
+    root = f"--ServerApp.root_dir={lab[2]}"
+    server = next(p for p in psutil.process_iter(["cmdline"]) if root in (p.info["cmdline"] or []))
+    found = []
+    for kernel in server.children():
+        try:
+            if "ipykernel_launcher" in " ".join(kernel.cmdline()):
+                found += [" ".join(p.cmdline()) for p in kernel.children(recursive=True)]
+        except psutil.NoSuchProcess:
+            continue
+    return found
