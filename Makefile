@@ -75,7 +75,7 @@ lessons: setup
 	fi
 
 # The students' JupyterLab: grader/student_lab/ (on JUPYTER_CONFIG_PATH for this run only) hides nbgrader's
-# instructor panels and makes Validate run the hidden tests too; an instructor's own JupyterLab is unchanged.
+# instructor panels and answers Validate (the visible tests) without holding up the server; an instructor's own JupyterLab is unchanged.
 lab: lessons
 	JUPYTER_CONFIG_PATH="$(CURDIR)/grader/student_lab$${JUPYTER_CONFIG_PATH:+:$$JUPYTER_CONFIG_PATH}" \
 	  $(BIN)/jupyter lab $(LESSONS)/ $(if $(ROOT),--allow-root,)

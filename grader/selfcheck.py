@@ -1,7 +1,7 @@
 """Check my work: a student's own lesson notebook graded as the instructor's autograde grades it.
 
-``ttt-grader check LESSON.ipynb`` (and nbgrader's Validate button, through ``validate_hook``) runs
-the hidden checks on a student's notebook without an instructor: the lesson is found from the
+``ttt-grader check LESSON.ipynb`` (and the "Check my work" button of a lesson's last cell,
+``check_my_work()``, which runs it in a process of its own) runs the hidden checks on a student's notebook without an instructor: the lesson is found from the
 notebook's nbgrader cells (or its file name), a one-student temporary course is made from the
 lessons' source (``grader.course.make_course``, or the instructor's course with ``--course``) and
 released with nbgrader, the notebook is placed as that student's submission, and
@@ -9,7 +9,9 @@ released with nbgrader, the notebook is placed as that student's submission, and
 instructor's run. What each test cell says is what the feedback says (``LabelTests`` and
 ``HideTestCode``, nbgrader's ``ClearHiddenTests``): passes, or the check's message with its board.
 
-The notebook is checked as last saved. An instructor turns the self-check off for a course with
+The notebook is checked as last saved. nbgrader's Validate runs the visible tests only: in the
+students' JupyterLab (``grader/student_lab/``) this module's server extension answers it from a
+process of its own, so the server goes on answering, and says the hidden tests did not run. An instructor turns the self-check off for a course with
 ``c.SelfCheck.enabled = False`` in the course's ``nbgrader_config.py``: the lessons released from
 that course carry the setting (``metadata.ttt.self_check``), and the check then says it is off.
 """
@@ -31,6 +33,13 @@ STUDENT = "me"  # the one student of the temporary course
 OFF = ("your instructor has turned the self-check off for this course: only the visible tests (the ones in "
        "the notebook) can be run before grading; the hidden tests run when your notebook is graded")
 VISIBLE_ONLY = "Only the visible tests ran: the hidden tests (run when your notebook is graded) did not. "
+
+
+PROGRESS = "TTT_CHECK_PROGRESS"  # when set, the check says each step on stderr as it starts: a JSON object a line
+STEPS = {"prepare": "making a course of the lesson and releasing it",
+         "run": "running your notebook (the visible tests)",
+         "recheck": "the hidden tests, function by function",
+         "verdict": "reading the verdicts"}  # the check's steps, in order
 
 
 class NotALesson(ValueError):
@@ -187,6 +196,7 @@ def check_notebook(path: str | Path, *, course: str | Path | None = None, sandbo
         if why is not None:
             raise SandboxUnavailable(f"no sandbox can run your code here: {why} Or check without one: "
                                      "ttt-grader check --no-sandbox NOTEBOOK (your code then runs as you, unsandboxed)")
+    _say("prepare", lesson=lesson, functions=_functions(sources[lesson]))
     work = Path(tempfile.mkdtemp(prefix="ttt-check-"))
     try:
         root = work / "course"
@@ -203,6 +213,10 @@ def check_notebook(path: str | Path, *, course: str | Path | None = None, sandbo
         submitted = root / "submitted" / STUDENT / lesson
         submitted.mkdir(parents=True)
         shutil.copyfile(path, submitted / f"{lesson}.ipynb")
+        if os.environ.get(PROGRESS):
+            with open(root / "nbgrader_config.py", "a") as config:
+                config.write(_PROGRESS_HOOKS)
+        _say("run")
         outcomes = autograde(root, jobs=1, progress=False, timeout=timeout, sandbox=sandbox)
         outcome = next((o for o in outcomes if o.lesson == lesson), None)
         if outcome is None or outcome.error:
@@ -210,11 +224,45 @@ def check_notebook(path: str | Path, *, course: str | Path | None = None, sandbo
                                f"{outcome.error if outcome else 'nothing was graded'}")
         result = Result(lesson, str(path), score=outcome.score or 0.0, max_score=outcome.max_score or 0.0,
                         problems=list(outcome.problems))
+        _say("verdict")
         result.cells = _verdicts(root, lesson)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     result.seconds = round(time.monotonic() - started, 1)
     return result
+
+
+def _say(step: str, **details) -> None:
+    """Says on stderr that a step of the check starts (a JSON object, one line), when PROGRESS is set."""
+    if os.environ.get(PROGRESS):
+        print(json.dumps({"step": step, **details}), file=sys.stderr, flush=True)
+
+
+def _functions(source: Path) -> dict[str, str]:
+    """{grade id: the function it grades} of a lesson's test cells, in order."""
+    import nbformat
+
+    from grader.cells import is_test_cell
+    from grader.preprocessors import graded_function
+
+    cells = nbformat.read(source, as_version=4).cells
+    return {c.metadata["nbgrader"]["grade_id"]: graded_function(c) or c.metadata["nbgrader"]["grade_id"]
+            for c in cells if is_test_cell(c)}
+
+
+# nbclient's hook in the temporary course's config: the grading says which test cell it runs
+_PROGRESS_HOOKS = """
+from grader.selfcheck import _test_cell_starts
+c.Execute.on_cell_start = _test_cell_starts
+"""
+
+
+def _test_cell_starts(cell, **_) -> None:
+    """nbclient's ``on_cell_start``: a test cell's visible tests start (the hidden ones follow, in the re-check)."""
+    from grader.cells import is_test_cell
+
+    if is_test_cell(cell):
+        _say("run", cell=cell.metadata["nbgrader"]["grade_id"])
 
 
 def _verdicts(root: Path, lesson: str) -> list[CellCheck]:
@@ -276,152 +324,224 @@ def report(result: Result) -> str:
             lines += ["", f"--- {c.function} ---", c.message]
     if result.problems:
         lines += ["", "Also:"] + [f"  {p}" for p in result.problems]
+    lines += ["", summary(result)]
+    return "\n".join(lines)
+
+
+def summary(result: Result) -> str:
+    """The check's verdict in a sentence: the score if graded now, and the functions that fail."""
     failed = [c.function for c in result.cells if not c.passed]
     by_hand = result.max_score - sum(c.points for c in result.cells)
-    lines += ["", f"Score if graded now: {result.score:g} / {result.max_score:g}"
-              + (f" ({by_hand:g} of them for written answers, graded by hand, not counted here)" if by_hand > 0 else "")
-              + (f". Failing: {', '.join(failed)}." if failed else ". Every function passes.")]
-    return "\n".join(lines)
+    return (f"Score if graded now: {result.score:g} / {result.max_score:g}"
+            + (f" ({by_hand:g} of them for written answers, graded by hand, not counted here)" if by_hand > 0 else "")
+            + (f". Failing: {', '.join(failed)}." if failed else
+               ". Every function passes." if result.cells else ". No test cell was graded."))
+
+
 
 
 # -- from inside JupyterLab --------------------------------------------------------------------------
 
-HIDDEN_FAILED = "HiddenTestsFailed"  # the error a test cell shows in Validate when its hidden tests fail
-NOT_RUN = "HiddenTestsNotRun"  # ... when the hidden tests could not run (turned off, no sandbox)
-
-
-def _run_check(path: Path, *, cwd: Path | None = None) -> tuple[int, str, str]:
-    """Runs ``ttt-grader check --json`` on a notebook in a process of its own (grading forks
-    workers and starts kernels: never inside a Jupyter server or a student's kernel); returns
-    (exit status, stdout, stderr)."""
-    import subprocess
-
-    command, env = _check_command(path)
-    done = subprocess.run(command, env=env, cwd=cwd or path.parent, stdin=subprocess.DEVNULL, capture_output=True, text=True)
-    return done.returncode, done.stdout, done.stderr
+HOW_TO_CHECK = ("press “Check my work” in the lesson's last cell (in JupyterLab), or run "
+                "`ttt-grader check {name}` in a terminal")
+VISIBLE_ONLY = ("Validate ran the visible tests only (the ones you see in the notebook). The hidden tests, "
+                "which your grade also counts, did not run: to run them, " + HOW_TO_CHECK + ".")
 
 
 def _check_command(path: Path) -> tuple[list[str], dict[str, str]]:
-    """The command and environment of ``ttt-grader check --json`` on `path`, run apart from nbgrader's
-    own run (its ``NBGRADER_*`` variables left out: the check is a grading run of its own)."""
+    """The command and environment of ``ttt-grader check --json`` on `path`, saying its steps on stderr
+    (PROGRESS), apart from any nbgrader run (its ``NBGRADER_*`` variables left out)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("NBGRADER_")}
-    return [sys.executable, "-m", "grader", "check", "--json", str(path)], env
+    return [sys.executable, "-m", "grader", "check", "--json", str(path)], {**env, PROGRESS: "1"}
 
 
 def _why_not(stderr: str) -> str:
-    """The one line ``ttt-grader check`` said when it could not check (its prefix left out)."""
-    lines = [line for line in stderr.strip().splitlines() if line.strip()]
+    """The one line ``ttt-grader check`` said when it could not check (its prefix and progress lines left out)."""
+    lines = [line for line in stderr.strip().splitlines() if line.strip() and not line.startswith('{"step"')]
     return (lines[-1].removeprefix("ttt-grader check: ") if lines else "the check could not run").strip()
 
 
-_PENDING: dict[int, tuple] = {}  # Validate's runs under way: id(their last cell) -> (check process, folder, test cells)
-_LAST = {"ttt": "the hidden tests' verdicts are added here"}  # the metadata of the cell that collects them
-
-
-def validate_start(notebook, **_) -> None:
-    """nbclient's ``on_notebook_start`` hook for nbgrader's Validate (the button, ``nbgrader validate``):
-    starts the hidden tests on the notebook as Validate read it, as the instructor's grading runs
-    them (``ttt-grader check``, in a process of its own, while Validate runs the visible tests),
-    and adds an empty last cell to Validate's copy of the notebook (not to the file), where
-    ``validate_finish`` collects them. Does nothing outside Validate. Set in the students'
-    ``nbgrader_config.py`` (``grader/student_lab/nbgrader_config.py``)."""
-    import subprocess
-
-    import nbformat
-
-    from grader.cells import is_test_cell
-
-    if os.environ.get("NBGRADER_EXECUTION") != "validate":
-        return
-    tests = [c for c in notebook.cells if is_test_cell(c)]
-    if not tests:
-        return
-    work = Path(tempfile.mkdtemp(prefix="ttt-validate-"))
-    path = work / "notebook.ipynb"
-    nbformat.write(notebook, path)  # as Validate read it from disk (its outputs already cleared)
-    with open(work / "out", "w") as out, open(work / "err", "w") as err:
-        command, env = _check_command(path)
-        process = subprocess.Popen(command, env=env, cwd=Path.cwd(), stdin=subprocess.DEVNULL, stdout=out, stderr=err)
-    last = nbformat.v4.new_raw_cell("", metadata=dict(_LAST))
-    notebook.cells.append(last)
-    _PENDING[id(last)] = (process, work, tests)
-
-
-def validate_finish(cell, **_) -> None:
-    """nbclient's ``on_cell_start`` hook for Validate: at the cell ``validate_start`` added (every
-    test cell has run), waits for the hidden tests and gives each test cell whose hidden tests fail
-    an error saying what they found, so Validate lists it as failed. When they could not run
-    (turned off for the course, no sandbox) a test cell says that only the visible tests ran, so
-    Validate never says "Success" for the visible tests alone."""
-    pending = _PENDING.pop(id(cell), None)
-    if pending is None:
-        return
-    process, work, tests = pending
-    try:
-        status = process.wait()
-        out, err = (work / "out").read_text(), (work / "err").read_text()
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
-    try:
-        verdicts = {c["cell"]: c for c in json.loads(out)["cells"]} if status in (0, 1) else None
-    except (ValueError, KeyError, TypeError):
-        verdicts = None
-    if verdicts is None:
-        if not any(_failed(c) for c in tests):  # a cell that failed already: Validate says "failed" anyway
-            _add_error(tests[-1], NOT_RUN, VISIBLE_ONLY + _why_not(err) + ".")
-        return
-    for test in tests:
-        verdict = verdicts.get(test.metadata["nbgrader"]["grade_id"])
-        if verdict and not verdict["passed"] and not _failed(test):
-            _add_error(test, HIDDEN_FAILED, "the hidden tests (as your notebook will be graded) fail:\n"
-                       + verdict["message"])
-
-
-def _failed(cell) -> bool:
-    return any(o.get("output_type") == "error" for o in cell.get("outputs", []))
-
-
-def _add_error(cell, ename: str, evalue: str) -> None:
-    """Gives a test cell an error output, its long lines wrapped (``nbgrader validate`` cuts lines at 90 characters)."""
-    import textwrap
-
-    import nbformat
-
-    width = 80 - len(ename) - 2
-    evalue = "\n".join(line if len(line) <= width else
-                       textwrap.fill(line, width, subsequent_indent=line[:len(line) - len(line.lstrip())] + "  ")
-                       for line in evalue.splitlines())
-    cell.outputs.append(nbformat.v4.new_output("error", ename=ename, evalue=evalue, traceback=[f"{ename}: {evalue}"]))
-
-
-def check_my_work(path: str | Path | None = None) -> None:
-    """Runs the hidden tests on this notebook as last saved (save it first: Ctrl+S), as the
-    instructor's grading runs them, and prints what they say. In a lesson:
-    ``from grader.selfcheck import check_my_work; check_my_work()``. The notebook is the one this
-    kernel runs (``__session__``, set by Jupyter), or ``path``. While nbgrader runs the notebook
-    (grading, Validate) it does nothing: those run the hidden tests themselves."""
-    if os.environ.get("NBGRADER_EXECUTION"):
-        print("(check_my_work does nothing while nbgrader runs the notebook)")
-        return
-    if path is None:
-        path = _this_notebook()
-        if path is None:
-            print("check_my_work: cannot tell which notebook this is; give its file name, as in check_my_work('04-minimax.ipynb') for lesson 4")
-            return
-    path = Path(path).resolve()
-    print(f"Checking {path.name} as last saved, with the hidden tests (this takes a minute or so) ...", flush=True)
-    status, out, err = _run_check(path)
-    if status not in (0, 1):
-        print(f"The hidden tests did not run: {_why_not(err)}.")
-        return
+def read_result(out: str) -> Result:
+    """The Result that ``ttt-grader check --json`` printed; raises ValueError if it printed none."""
     try:
         data = json.loads(out)
-        result = Result(**{k: v for k, v in data.items() if k not in ("cells", "passed")},
-                        cells=[CellCheck(**c) for c in data["cells"]])
-    except (ValueError, KeyError, TypeError):
-        print(f"The hidden tests did not run: {_why_not(err or out)}.")
-        return
-    print(report(result))
+        return Result(**{k: v for k, v in data.items() if k not in ("cells", "passed")},
+                      cells=[CellCheck(**c) for c in data["cells"]])
+    except (KeyError, TypeError) as error:
+        raise ValueError(f"not a check's result ({error})") from None
+
+
+def check_my_work(path: str | Path | None = None):
+    """The lesson's last cell: a "Check my work" button (an ipywidget). Pressed, it runs the hidden
+    tests on this notebook as last saved, as the instructor's grading runs them (``ttt-grader check``,
+    in a process of its own: the kernel stays free), showing each step and the time it has taken,
+    with a Stop button; then the verdict, each function's PASS or FAIL with the check's message and
+    board. Running the cell (Run All, grading, Validate) only shows the button; where no widget can
+    show (a terminal, ``nbconvert --execute``) the cell's output is one line saying how to check.
+    The notebook is the one this kernel runs (``__session__``, set by Jupyter), or ``path``."""
+    return CheckButton(path)
+
+
+def _progress_line(event: dict, functions: dict[str, str]) -> str:
+    """What the check is doing, in words, from the last step it said (PROGRESS)."""
+    step, cell = event.get("step"), event.get("cell")
+    if step == "run" and cell in functions:
+        names = list(functions)
+        then = f", then {STEPS['recheck']}" if names.index(cell) == len(names) - 1 else ""
+        return (f"{STEPS['run']}: the tests of {functions[cell]} ({names.index(cell) + 1} of {len(names)})"
+                f"{then}")
+    return STEPS.get(step, step or "starting the check")
+
+
+class CheckButton:
+    """The "Check my work" widget: a button, a Stop button, a progress line, the verdict."""
+
+    def __init__(self, path: str | Path | None = None):
+        self.path = Path(path) if path is not None else None
+        self.process = None
+        self._widget = None
+
+    def __repr__(self) -> str:  # where no widget shows: one line saying how
+        path = self.path or _this_notebook()
+        name = path.name if path else "LESSON.ipynb"
+        return "To check your work with the hidden tests, " + HOW_TO_CHECK.format(name=name) + "."
+
+    def _repr_mimebundle_(self, **kwargs):
+        bundle = self.widget._repr_mimebundle_(**kwargs)
+        if bundle:
+            bundle["text/plain"] = repr(self)
+        return bundle
+
+    @property
+    def widget(self):
+        if self._widget is None:
+            import ipywidgets as w
+
+            self.button = w.Button(description="Check my work", button_style="primary", icon="check",
+                                   tooltip="run the hidden tests on this notebook as last saved")
+            self.stop_button = w.Button(description="Stop", icon="stop", layout=w.Layout(display="none"))
+            self.status = w.HTML("Press <b>Check my work</b> to run the hidden tests on this notebook as your "
+                                 "grading will (running this cell does not). Save first (Ctrl+S): the check "
+                                 "reads the notebook as last saved.")
+            self.verdict = w.HTML()
+            self.button.on_click(lambda _: self.start())
+            self.stop_button.on_click(lambda _: self.stop())
+            self._widget = w.VBox([w.HBox([self.button, self.stop_button]), self.status, self.verdict],
+                                  layout=w.Layout(width="100%"))
+            self._widget.add_class("ttt-check-my-work")
+        return self._widget
+
+    def _show(self, status: str | None = None, verdict: str | None = None) -> None:
+        if status is not None:
+            self.status.value = status
+        if verdict is not None:
+            self.verdict.value = verdict
+
+    def start(self) -> None:
+        """Starts the check in a process of its own and follows it in a thread."""
+        import subprocess
+        import threading
+
+        if self.process is not None and self.process.poll() is None:
+            return
+        path = self.path or _this_notebook()
+        if path is None:
+            self._show("Cannot tell which notebook this is: run <code>check_my_work('04-minimax.ipynb')</code> "
+                       "with its file name (lesson 4's, for example).", "")
+            return
+        path = Path(path).resolve()
+        command, env = _check_command(path)
+        self.process = subprocess.Popen(command, env=env, cwd=path.parent, stdin=subprocess.DEVNULL,
+                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                        start_new_session=True)
+        self.button.disabled, self.stop_button.layout.display = True, None
+        self._show(f"Checking {html_escape(path.name)} as last saved ...", "")
+        threading.Thread(target=self._follow, args=(self.process, path.name), daemon=True).start()
+
+    def _follow(self, process, name: str) -> None:
+        """Shows the check's steps with the time taken, every second, then its verdict."""
+        import threading
+
+        started, said, err, functions = time.monotonic(), ["starting"], [], {}
+
+        def read_steps() -> None:
+            for line in process.stderr:
+                err.append(line)
+                if line.startswith('{"step"'):
+                    try:
+                        event = json.loads(line)
+                    except ValueError:
+                        continue
+                    functions.update(event.get("functions", {}))
+                    said[0] = _progress_line(event, functions)
+
+        reader = threading.Thread(target=read_steps, daemon=True)
+        reader.start()
+        while process.poll() is None:
+            minutes, seconds = divmod(int(time.monotonic() - started), 60)
+            self._show(f"Checking {html_escape(name)} with the hidden tests: <b>{html_escape(said[0])}</b> "
+                       f"({minutes}:{seconds:02d} so far)")
+            time.sleep(1)
+        out = process.stdout.read()
+        reader.join(timeout=5)
+        self.button.disabled, self.stop_button.layout.display = False, "none"
+        elapsed = round(time.monotonic() - started)
+        if getattr(process, "stopped", False):
+            self._show(f"Stopped after {elapsed} s: the hidden tests did not finish.", "")
+            return
+        try:
+            result = read_result(out) if process.returncode in (0, 1) else None
+        except ValueError:
+            result = None
+        if result is None:
+            self._show(f"The hidden tests did not run: {html_escape(_why_not(''.join(err) or out))}.", "")
+            return
+        self._show(f"Checked {html_escape(name)} as last saved, with the hidden tests, in {elapsed} s.",
+                   verdict_html(result))
+
+    def stop(self) -> None:
+        """Stops the check: Ctrl-C to it (it stops the processes it started), then ends what is left."""
+        import signal
+
+        import psutil
+
+        process = self.process
+        if process is None or process.poll() is not None:
+            return
+        process.stopped = True
+        try:
+            left = psutil.Process(process.pid).children(recursive=True)
+            os.killpg(process.pid, signal.SIGINT)
+            process.wait(timeout=15)
+        except (psutil.NoSuchProcess, ProcessLookupError):
+            return
+        except Exception:  # noqa: BLE001  (it did not stop in time: ended)
+            process.kill()
+            left = []
+        for child in left:
+            try:
+                child.kill()
+            except psutil.NoSuchProcess:
+                pass
+
+
+def html_escape(text: str) -> str:
+    import html
+
+    return html.escape(str(text))
+
+
+def verdict_html(result: Result) -> str:
+    """The check's verdict as the widget shows it: the sentence first, then a line per function,
+    then each failure's message with its board."""
+    mark = {True: "<span style='color:#1a7f37'>✔ PASS</span>", False: "<span style='color:#cf222e'>✘ FAIL</span>"}
+    rows = "".join(f"<tr><td>{mark[c.passed]}</td><td><code>{html_escape(c.function)}</code></td>"
+                   f"<td>{c.points:g} point{'s' if c.points != 1 else ''}</td></tr>" for c in result.cells)
+    failures = "".join(f"<p><b>{html_escape(c.function)}</b> fails:</p><pre style='line-height:1.25'>"
+                       f"{html_escape(c.message)}</pre>" for c in result.cells if not c.passed)
+    problems = "".join(f"<li>{html_escape(p)}</li>" for p in result.problems)
+    return (f"<div class='ttt-check-verdict'><p><b>{html_escape(summary(result))}</b></p><table>{rows}</table>"
+            f"{failures}{f'<p>Also:</p><ul>{problems}</ul>' if problems else ''}</div>")
 
 
 def _this_notebook() -> Path | None:
@@ -440,3 +560,104 @@ def _this_notebook() -> Path | None:
         if candidate.suffix == ".ipynb" and candidate.is_file():
             return candidate
     return None
+
+
+# -- nbgrader's Validate, answered without blocking the server ----------------------------------------
+
+
+def visible_tests(path: str | Path) -> dict:
+    """nbgrader's Validate on the notebook at `path` (the visible tests only), as its Validate
+    handler runs it (the same configuration, the same answer); run in a process of its own."""
+    from jupyter_core.paths import jupyter_config_path
+    from nbgrader.apps import NbGrader
+    from nbgrader.validator import Validator
+
+    app = NbGrader()
+    app.config_file_paths.append([os.getcwd(), *jupyter_config_path()])
+    app.load_config_file()
+    return Validator(config=app.config).validate(str(path))
+
+
+# nbgrader's Validate dialog has no message of its own but "Success" and "The following cell failed:"
+# (its front end); a failing cell's error is shown as HTML, so the note comes as such an error, with
+# a style that hides, in that dialog only, the heading and the (empty) cell above it, and wraps it
+_NOTE = ("<style>#validation-message:has(.ttt-visible-only) > div:nth-child(-n+2) {{display: none}}"
+         " .ttt-note {{white-space: normal; font-family: var(--jp-ui-font-family); font-size: var(--jp-ui-font-size1)}}"
+         "</style><div class='ttt-note'>{}</div>")
+
+
+def validate_answer(results: dict, name: str) -> dict:
+    """What Validate's dialog shows (nbgrader's answer, reshaped): a failing cell's code cut to its
+    first lines, so that its error shows without scrolling, and always that the hidden tests did
+    not run and how to run them, never nbgrader's "Success" for the visible tests alone."""
+    import html
+    import re
+
+    note = re.sub(r"`([^`]+)`", r"<code>\1</code>", html.escape(VISIBLE_ONLY.format(name=name)))
+    if results.get("type_changed") or results.get("changed"):
+        return {"success": True, "value": results}
+    failed = results.get("failed") or []
+    if not failed:
+        passed = f"<p class='ttt-visible-only'><b>Your notebook passes the visible tests.</b></p><p>{note}</p>"
+        return {"success": True, "value": {"failed": [{"source": "", "error": _NOTE.format(passed)}]}}
+    cells = [{"source": "\n".join(c["source"].splitlines()[:2]) + "\n…", "error": c["error"]} for c in failed]
+    cells[-1]["error"] += "\n" + _NOTE.format(note)
+    return {"success": True, "value": {"failed": cells}}
+
+
+def _validate_handler():
+    """The Tornado handler of Validate's request: nbgrader's (its path checks, its configuration),
+    but the validation runs in a process of its own while the server goes on answering."""
+    import asyncio
+
+    from nbgrader.server_extensions.validate_assignment.handlers import ValidateAssignmentHandler
+    from tornado import web
+
+    class Validate(ValidateAssignmentHandler):
+        @web.authenticated
+        async def post(self):
+            try:
+                path = self.get_argument("path")
+            except web.MissingArgumentError:
+                path = self.get_json_body()["path"]
+            root = Path(self.root_dir).resolve()
+            target = (root / path).resolve()
+            if not target.is_relative_to(root):
+                raise web.HTTPError(403, "Access denied: path outside allowed directory")
+            process = await asyncio.create_subprocess_exec(
+                sys.executable, "-m", "grader.selfcheck", "validate", str(target), cwd=os.getcwd(),
+                stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+            out, err = await process.communicate()
+            try:
+                answer = validate_answer(json.loads(out.decode().strip().splitlines()[-1]), target.name)
+            except (ValueError, IndexError):
+                lines = err.decode(errors="replace").strip().splitlines()
+                answer = {"success": False, "value": lines[-1] if lines else "Validate could not run"}
+            self.finish(json.dumps(answer))
+
+    return Validate
+
+
+def _jupyter_server_extension_points():
+    return [{"module": "grader.selfcheck"}]
+
+
+def _load_jupyter_server_extension(server) -> None:
+    """Jupyter server extension (the students' JupyterLab, ``grader/student_lab/``): nbgrader's
+    Validate request answered by ``_validate_handler`` in place of nbgrader's own handler, which
+    validates inside the server's event loop (the whole server waits until it is done)."""
+    from jupyter_server.utils import url_path_join
+    from nbgrader.server_extensions.validate_assignment.handlers import NbGraderVersionHandler
+
+    web_app = server.web_app
+    web_app.settings["root_dir"] = server.root_dir
+    base = web_app.settings["base_url"]
+    web_app.add_handlers(".*$", [(url_path_join(base, "assignments/validate"), _validate_handler()),
+                                 (url_path_join(base, "nbgrader_version"), NbGraderVersionHandler)])
+
+
+if __name__ == "__main__" and sys.argv[1:2] == ["validate"]:  # the Validate handler's process
+    import warnings
+
+    warnings.filterwarnings("ignore")
+    print(json.dumps(visible_tests(sys.argv[2])))

@@ -1,12 +1,13 @@
-"""A student's self-check: ``ttt-grader check LESSON.ipynb`` and nbgrader's Validate run the hidden tests.
+"""A student's self-check: ``ttt-grader check LESSON.ipynb`` (and the lessons' "Check my work" button) runs the hidden tests.
 
 A released lesson 2 is filled in with the lesson's own solutions, once as they are and once with a
 slip only the hidden tests catch (``winner`` never looks at the middle column; no visible test
 has a line there): plain nbgrader Validate says "Success" for the slip (the trouble this fixes),
 ``ttt-grader check`` fails it naming ``winner`` with the check's message and board, and passes the
-correct notebook; Validate with the students' configuration (``grader/student_lab/``, what ``make lab``
-uses) lists the slip's ``winner`` as failed. A course that turns the self-check off says so, in
-the check and in Validate. Everything runs for real: nbgrader, the sandbox, kernels.
+correct notebook, saying its steps on stderr when asked (``TTT_CHECK_PROGRESS``); Validate in the
+students' lab (``grader/student_lab/``, what ``make lab`` uses) runs the visible tests only, and
+says so instead of "Success"; running a lesson's last cell starts nothing. A course that turns
+the self-check off says so. Everything runs for real: nbgrader, the sandbox, kernels.
 """
 
 from __future__ import annotations
@@ -75,19 +76,16 @@ def ttt_grader(*args: str, cwd: Path, **env: str) -> subprocess.CompletedProcess
                           text=True, timeout=900)
 
 
-def nbgrader_validate(path: Path, *, student_lab: bool, config_dir: Path) -> subprocess.CompletedProcess:
-    """``nbgrader validate`` as a student's Jupyter runs it: with the students' configuration
-    (``make lab``'s JUPYTER_CONFIG_PATH) or with none (plain nbgrader)."""
+def nbgrader_validate(path: Path, *, config_dir: Path) -> subprocess.CompletedProcess:
+    """``nbgrader validate`` as plain nbgrader runs it."""
     env = {"JUPYTER_CONFIG_DIR": str(config_dir)}
-    if student_lab:
-        env["JUPYTER_CONFIG_PATH"] = str(STUDENT_LAB)
     return subprocess.run([str(Path(sys.executable).parent / "nbgrader"), "validate", path.name], cwd=path.parent,
                           env=_env(**env), capture_output=True, text=True, timeout=900)
 
 
 def test_plain_validate_says_success_for_the_slip(lessons, tmp_path):
     """The slip passes every visible test: nbgrader alone says "Success" (what the self-check is for)."""
-    done = nbgrader_validate(lessons["slip"], student_lab=False, config_dir=tmp_path)
+    done = nbgrader_validate(lessons["slip"], config_dir=tmp_path)
     assert "Success! Your notebook passes all the tests." in done.stdout, done.stdout + done.stderr
 
 
@@ -104,15 +102,24 @@ def test_check_fails_the_slip_naming_winner_with_its_board(lessons):
 
 
 def test_check_passes_the_correct_notebook_and_json_says_so(lessons):
+    from grader.selfcheck import PROGRESS, STEPS
+
     done = ttt_grader("check", str(lessons["correct"]), cwd=lessons["correct"].parent)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "FAIL" not in done.stdout and "Every function passes." in done.stdout
-    done = ttt_grader("check", "--json", str(lessons["correct"]), cwd=lessons["correct"].parent)
+    assert '{"step"' not in done.stderr  # progress lines only when asked for
+    done = ttt_grader("check", "--json", str(lessons["correct"]), cwd=lessons["correct"].parent, **{PROGRESS: "1"})
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout)
     assert result["passed"] is True and result["lesson"] == LESSON
-    assert [c["function"] for c in result["cells"]] == ["winner", "terminal", "utility", "rk_board", "poss_win"]
+    functions = ["winner", "terminal", "utility", "rk_board", "poss_win"]
+    assert [c["function"] for c in result["cells"]] == functions
     assert result["score"] == sum(c["points"] for c in result["cells"]) == 9
+    steps = [json.loads(line) for line in done.stderr.splitlines() if line.startswith('{"step"')]
+    assert steps[0]["step"] == "prepare" and list(steps[0]["functions"].values()) == functions
+    assert [s["step"] for s in steps if s["step"] != "run"] == ["prepare", "verdict"] and set(STEPS) >= {"prepare", "run", "verdict"}
+    ran = [steps[0]["functions"][s["cell"]] for s in steps if s["step"] == "run" and "cell" in s]
+    assert ran == functions, steps  # each test cell, in order, as the grading reaches it
 
 
 def test_check_finds_the_lesson_from_its_cells_under_another_name(lessons, tmp_path):
@@ -125,23 +132,51 @@ def test_check_finds_the_lesson_from_its_cells_under_another_name(lessons, tmp_p
     assert [c["function"] for c in result["cells"] if not c["passed"]] == ["winner"]
 
 
-def test_validate_with_the_students_configuration_fails_the_slip(lessons, tmp_path):
-    done = nbgrader_validate(lessons["slip"], student_lab=True, config_dir=tmp_path)
-    out = done.stdout
-    assert "Success" not in out, out
-    assert "VALIDATION FAILED ON 1 CELL(S)!" in out, out + done.stderr
-    assert "HiddenTestsFailed" in out and "wrong winner" in out and "---+---+---" in out
-    assert 'print("✓ winner passes the visible tests")' in out  # the failed cell is winner's test cell
+def test_validate_in_the_students_lab_runs_the_visible_tests_and_says_the_hidden_did_not_run(lessons):
+    """The students' lab answers Validate from ``python -m grader.selfcheck validate`` (nbgrader's
+    Validator, in a process of its own): the slip passes the visible tests, and the answer says
+    that the hidden tests did not run and how to run them, never nbgrader's "Success"."""
+    from grader.selfcheck import validate_answer
+
+    done = subprocess.run([sys.executable, "-m", "grader.selfcheck", "validate", str(lessons["slip"])],
+                          cwd=lessons["slip"].parent, env=_env(JUPYTER_CONFIG_PATH=str(STUDENT_LAB)),
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    results = json.loads(done.stdout.splitlines()[-1])
+    assert results == {}, results  # nothing failed: what nbgrader would call "Success"
+    answer = validate_answer(results, lessons["slip"].name)
+    said = json.dumps(answer)
+    assert "Success" not in said
+    (shown,) = answer["value"]["failed"]  # nbgrader's dialog shows a failing cell's error as HTML: the note is one
+    assert "passes the visible tests" in shown["error"] and "ttt-visible-only" in shown["error"]
+    assert "The hidden tests, which your grade also counts, did not run" in shown["error"]
+    assert "Check my work" in shown["error"] and f"ttt-grader check {LESSON}.ipynb" in shown["error"]
 
 
-def test_validate_with_the_students_configuration_passes_the_correct_notebook(lessons, tmp_path):
-    done = nbgrader_validate(lessons["correct"], student_lab=True, config_dir=tmp_path)
-    assert "Success! Your notebook passes all the tests." in done.stdout, done.stdout + done.stderr
+def test_validate_shows_a_failing_cells_error_before_its_code(lessons, tmp_path):
+    """A visible test that fails: Validate's dialog (nbgrader's: the cell's code, then its error)
+    gets the code cut to its first lines, so the error shows without scrolling, and the note."""
+    from grader.selfcheck import validate_answer
+
+    broken = tmp_path / f"{LESSON}.ipynb"
+    nb = nbformat.read(lessons["correct"], as_version=4)
+    for cell in nb.cells:
+        if cell.metadata.get("nbgrader", {}).get("grade_id") == "terminal":
+            cell.source = "def terminal(board):\n    return False"
+    nbformat.write(nb, broken)
+    done = subprocess.run([sys.executable, "-m", "grader.selfcheck", "validate", str(broken)], cwd=tmp_path,
+                          env=_env(), capture_output=True, text=True, timeout=600)
+    results = json.loads(done.stdout.splitlines()[-1])
+    assert len(results["failed"]) == 1, results
+    answer = validate_answer(results, broken.name)
+    (cell,) = answer["value"]["failed"]
+    assert answer["success"] is True and len(cell["source"].splitlines()) <= 3
+    assert "X has won, so the game is over" in cell["error"] and "did not run" in cell["error"]
 
 
 def test_a_course_can_turn_the_self_check_off(lessons, tmp_path):
     """``c.SelfCheck.enabled = False`` in the course's config: its released lessons carry it, and the
-    check and Validate say plainly that the hidden tests did not run (Validate never says Success)."""
+    check says plainly that the hidden tests do not run before grading."""
     from grader.course import make_course
     from grader.course_ops import release
 
@@ -164,11 +199,6 @@ def test_a_course_can_turn_the_self_check_off(lessons, tmp_path):
     # the course's own config says so too, for a notebook released elsewhere
     done = ttt_grader("check", "--course", str(course), str(lessons["slip"]), cwd=tmp_path)
     assert done.returncode == 2 and "turned the self-check off" in done.stderr and "Traceback" not in done.stderr
-
-    done = nbgrader_validate(mine, student_lab=True, config_dir=tmp_path / "config")
-    assert "Success" not in done.stdout, done.stdout
-    said = " ".join(done.stdout.split())
-    assert "HiddenTestsNotRun: Only the visible tests ran" in said and "has turned the self-check off" in said, said
 
 
 def test_check_says_in_one_line_what_is_wrong(tmp_path, capsys, monkeypatch):
@@ -216,11 +246,27 @@ def test_make_lab_opens_the_students_configuration():
     assert "@jupyter/nbgrader:validate-assignment" not in disabled
 
 
-def test_check_my_work_does_nothing_while_nbgrader_runs_the_notebook(lessons, monkeypatch, capsys):
-    """A lesson's last cell may call check_my_work(): grading and Validate run it as any cell, and it
-    must not start a check of its own there."""
-    from grader.selfcheck import check_my_work
+def test_running_the_last_cell_starts_no_check_and_says_how(lessons, tmp_path):
+    """The lesson's own last code cell, run by a kernel as nbconvert runs it (no widget front end):
+    its output is one line saying how to check, and no ``ttt-grader check`` process starts."""
+    import psutil
+    from nbclient import NotebookClient
 
-    monkeypatch.setenv("NBGRADER_EXECUTION", "autograde")
-    check_my_work(lessons["slip"])
-    assert capsys.readouterr().out == "(check_my_work does nothing while nbgrader runs the notebook)\n"
+    source = nbformat.read(lessons["slip"], as_version=4)
+    last = [c for c in source.cells if c.cell_type == "code" and "check_my_work()" in c.source][-1]
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(last.source)])
+    client = NotebookClient(nb, kernel_name="python3", timeout=120, resources={"metadata": {"path": str(tmp_path)}})
+    checks = []
+
+    def watch(**_):
+        checks.extend(p for p in psutil.process_iter(["cmdline"]) if "check" in (p.info["cmdline"] or [])
+                      and "grader" in (p.info["cmdline"] or []))
+
+    client.on_cell_executed = watch
+    client.execute()
+    (output,) = nb.cells[0].outputs
+    assert output["data"]["text/plain"] == ("To check your work with the hidden tests, press “Check my work” in the "
+                                            "lesson's last cell (in JupyterLab), or run `ttt-grader check "
+                                            "LESSON.ipynb` in a terminal.")
+    assert "application/vnd.jupyter.widget-view+json" in output["data"]
+    assert checks == []
