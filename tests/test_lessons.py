@@ -337,7 +337,7 @@ ENDLESS = [(bug.lesson, bug.name) for bug in BUGS if bug.endless and bug.lesson 
 @pytest.mark.parametrize("key", ENDLESS, ids=lambda key: f"{key[0]}-{key[1]}")
 def test_a_search_that_never_ends_fails_each_cell_at_its_cpu_limit_naming_the_function(broken_runs, key):
     """Lessons 4 and 5 with a search that never returns: each cell that calls it fails on its own CPU limit
-    (10 s, 30 s for lesson 5's count of nodes), well before nbgrader's cell limit, saying which call,
+    (10 s each), well before nbgrader's cell limit, saying which call,
     on which board, and never from inside the package."""
     nb = broken_runs[key]
     bug = next(b for b in BUGS if b.name == key[1])

@@ -15,7 +15,8 @@ searched for them beforehand, so a function that hands the work to the reference
 message saying so. A function that is still the lesson's stub raises NotImplementedError as is.
 Each function is graded on its own: where it uses another of the student's functions (``result``
 calls ``player``, ``terminal`` calls ``winner``), the check puts the reference one in its place
-while it runs. In a kernel, a failing check shows its message alone, without a traceback, so no
+while it runs; the visible tests (`returned`, `expect_raises`) do the same for every graded function
+of the lesson it calls (`student.stand_ins`), so one slip fails only its own function's tests. In a kernel, a failing check shows its message alone, without a traceback, so no
 line of the hidden test is shown.
 
 Time budgets. The checks bound their work, not their time: each checks a fixed set of cases
@@ -31,7 +32,8 @@ Pruning is counted on the search really done: `check_alphabeta_calls` counts the
 visits through the functions the lesson hands it (`counting_positions`: a position counts each
 time the search moves to it, read at the call, so a board changed in place and changed back is
 counted too), and refuses a count smaller than any search that finds the best move could make
-(`least_positions`).
+(`least_positions`). Lesson 5's visible test (`expect_pruning`) applies the same rule, computed by
+the same function (`minimax.count_pruning`), to the same positions.
 
 The package, one module a concern (lessons and hidden tests import from ``grader.checks``
 itself, whose names stay as they were):

@@ -294,7 +294,7 @@ def shown(board: Any, *, made_by: str) -> Any:
     return draw_board(text)
 
 
-def expect_pruning(alphabeta: Callable, *, seconds: float = 30) -> None:
+def expect_pruning(alphabeta: Callable, *, seconds: float = 10) -> None:
     """Return None if `alphabeta` passes lesson 5's pruning rule, the one its hidden test grades, else raise CheckFailed.
 
     The rule is `grader.checks.minimax.count_pruning`'s, on the same 12 positions (printed, with the nodes
