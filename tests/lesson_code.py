@@ -96,7 +96,13 @@ BUGS = [
     Bug("result-raises-without-a-message", "01-boards-and-moves", "result",
         ('raise ValueError(f"{action} is off the board: rows and columns are 0, 1 or 2")', "raise ValueError()"),
         ('raise ValueError(f"square {action} is taken by {board[i][j]}")', "raise ValueError()")),
+    Bug("actions-transposed-used-by-result", "01-boards-and-moves", "actions",  # result checks the action against actions(board)
+        ("if board[i][j] is EMPTY}", "if board[j][i] is EMPTY}"),
+        ("    if board[i][j] is not EMPTY:\n", "    if (i, j) not in actions(board):\n")),
     # lesson 2
+    Bug("winner-returns-the-player-to-move", "02-who-won", "winner",  # finds the line, then names the wrong mark
+        ("            return a\n", "            return player(board)\n")),
+    Bug("rk-board-swaps-x-and-o", "02-who-won", "rk_board", ("code = {EMPTY: 2, X: 3, O: 5}", "code = {EMPTY: 2, X: 5, O: 3}")),
     Bug("winner-without-the-anti-diagonal", "02-who-won", "winner",
         ("+ [[(0, 0), (1, 1), (2, 2)], [(0, 2), (1, 1), (2, 0)]]", "+ [[(0, 0), (1, 1), (2, 2)]]")),
     Bug("winner-without-the-right-column", "02-who-won", "winner",  # range(2) for range(3): an off-by-one in the columns

@@ -617,8 +617,11 @@ def test_expect_raises_names_the_exception_that_came_instead():
     def plain(board, action):
         raise Exception("taken")
 
-    with pytest.raises(CheckFailed, match=r"result\(board, \(1, 1\)\): expected ValueError, got Exception \(the square is taken\)"):
+    with pytest.raises(CheckFailed, match=r"result\(board, \(1, 1\)\): the square is taken, so it must raise ValueError; "
+                                          r"instead it raised Exception: taken\n"):  # the test's reason first, then what came
         checks.expect_raises(plain, board, (1, 1), call="result(board, (1, 1))", board=board, why="the square is taken")
+    with pytest.raises(CheckFailed, match=r"result\(board, \(1, 1\)\): expected ValueError, got Exception\n"):
+        checks.expect_raises(plain, board, (1, 1), call="result(board, (1, 1))", board=board)
     with pytest.raises(CheckFailed, match=r"returned instead of raising ValueError"):
         checks.expect_raises(lambda b, a: b, board, (1, 1), call="result(board, (1, 1))")
 

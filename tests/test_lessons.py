@@ -337,14 +337,15 @@ ENDLESS = [(bug.lesson, bug.name) for bug in BUGS if bug.endless and bug.lesson 
 @pytest.mark.parametrize("key", ENDLESS, ids=lambda key: f"{key[0]}-{key[1]}")
 def test_a_search_that_never_ends_fails_each_cell_at_its_cpu_limit_naming_the_function(broken_runs, key):
     """Lessons 4 and 5 with a search that never returns: each cell that calls it fails on its own CPU limit
-    (10 s, 30 s for the count from the empty board), well before nbgrader's cell limit, saying which call,
+    (10 s each), well before nbgrader's cell limit, saying which call,
     on which board, and never from inside the package."""
     nb = broken_runs[key]
     bug = next(b for b in BUGS if b.name == key[1])
     failed = errors(nb)
     assert len(failed) >= 2, failed  # the tests, and the cells that show the search
     for k, name, message in failed:
-        assert name == "CheckFailed" and message.startswith(f"{bug.function}(board): still running after "), (k, name, message)
+        first = message.split("\n")[0]
+        assert name == "CheckFailed" and first.startswith(f"{bug.function}(board): ") and "still running after " in first, (k, name, message)
         assert "come to an end?" in message and "board:" in message and " | " in message, message
     slowest = max(s for k, s in cell_seconds(nb) if k in {k for k, _, _ in failed})
     assert slowest < CELL_TIMEOUT, f"{key}: a cell ran {slowest:.0f} s"
@@ -442,3 +443,57 @@ def test_lesson_1_s_result_tests_do_not_fail_on_the_student_s_player(capsys):
     hidden = solution_namespace("01-boards-and-moves", edit=lambda source: source.replace("return X if xs == os else O", "return X"))
     for code in _hidden_tests("01-boards-and-moves", "result"):
         exec(code, hidden)  # the hidden check puts the CS50 player in place of the student's too
+
+
+def test_a_slip_in_winner_fails_winner_s_visible_tests_only_and_a_message_says_who_stood_in(capsys):
+    from grader.checks import expect, returned
+
+    bug = next(b for b in BUGS if b.name == "winner-returns-the-player-to-move")  # X wins "XXX/OO./...": it says O
+    assert set(visible_failures("02-who-won", bug.plant)) == {"winner-tests"}
+    both = solution_namespace("02-who-won", edit=lambda source: bug.plant(source).replace("        return -1\n", "        return 1\n"))
+    board = both["from_text"]("XX./OOO/X..")
+    with pytest.raises(CheckFailed) as failed:
+        expect(returned(both["utility"], board, why="O has won"), -1, call="utility(board)", kind="int", board=board, why="O has won")
+    message = str(failed.value)
+    assert message.startswith("utility(board): O has won\n") and "returned: 1" in message  # its own slip, not winner's
+    assert message.endswith("(this test runs your utility with the CS50 winner in place of yours: each function is tested on its own)")
+    assert returned(both["winner"], board) == "X"  # the slipped winner itself runs as written: it names the player to move
+    assert returned(both["terminal"], board) is True
+
+
+def test_a_minimax_with_no_game_over_check_is_told_the_test_s_reason_before_the_error():
+    bug = next(b for b in BUGS if b.name == "minimax-no-none-when-over")
+    message = str(visible_failures("04-minimax", bug.plant)["minimax-tests"])
+    lines = message.split("\n")
+    assert lines[0] == ("minimax(board): X has won: the game is over, so there is no move (None); instead it raised ValueError: "
+                        "the game is over: X has won"), lines[0]
+    assert message.index("X | X | X") < message.index("\n(raised in ")  # the board, then where it was raised
+
+
+def test_lesson_5_s_visible_count_is_the_graded_rule(capsys):
+    """The visible test of pruning and the hidden one apply one rule (`count_pruning`) to the same positions:
+    a search the hidden test fails, the visible test fails with the same message; one it passes, both pass,
+    narrowing the window at the root or not (taught, not graded)."""
+    from grader.checks import check_alphabeta_calls, expect_pruning
+    from grader.checks.minimax import minimax_positions, pruning_positions
+
+    strict = next(b for b in BUGS if b.name == "alphabeta-cuts-off-only-on-strict")
+    failing = solution_namespace("05-alpha-beta", edit=strict.plant)["alphabeta"]
+    with pytest.raises(CheckFailed) as hidden:
+        check_alphabeta_calls(failing)
+    with pytest.raises(CheckFailed) as visible:
+        expect_pruning(failing)
+    assert str(visible.value) == str(hidden.value) and "prunes too little" in str(hidden.value)
+    wide = solution_namespace("05-alpha-beta", edit=lambda source: source.replace("            alpha = max(alpha, best)\n", "")
+                              .replace("            beta = min(beta, best)\n", ""))["alphabeta"]  # no narrowing at the root
+    for alphabeta in (solution_namespace("05-alpha-beta")["alphabeta"], wide):
+        capsys.readouterr()
+        expect_pruning(alphabeta)
+        shown = capsys.readouterr().out
+        hidden_summary = check_alphabeta_calls(alphabeta)
+        assert shown.rstrip().split("\n")[-1] == hidden_summary  # the same count, told the same way
+        assert len(shown.rstrip().split("\n")) == len(pruning_positions()) + 1 and f"of plain minimax's {minimax_positions():,}" in shown
+    cell = next(c.source for c in notebook("05-alpha-beta").cells if c.metadata.get("nbgrader", {}).get("grade_id") == "alphabeta-prunes")
+    assert "expect_pruning(alphabeta" in cell.split("### BEGIN HIDDEN TESTS")[0]
+    text = "\n".join(c.source for c in notebook("05-alpha-beta").cells if c.cell_type == "markdown")
+    assert "applies this very rule" in text and "it is not graded on its own" in text

@@ -15,7 +15,8 @@ searched for them beforehand, so a function that hands the work to the reference
 message saying so. A function that is still the lesson's stub raises NotImplementedError as is.
 Each function is graded on its own: where it uses another of the student's functions (``result``
 calls ``player``, ``terminal`` calls ``winner``), the check puts the reference one in its place
-while it runs. In a kernel, a failing check shows its message alone, without a traceback, so no
+while it runs; the visible tests (`returned`, `expect_raises`) do the same for every graded function
+of the lesson it calls (`student.stand_ins`), so one slip fails only its own function's tests. In a kernel, a failing check shows its message alone, without a traceback, so no
 line of the hidden test is shown.
 
 Time budgets. The checks bound their work, not their time: each checks a fixed set of cases
@@ -33,7 +34,8 @@ time the search moves to it, read at the call, so a board changed in place and c
 counted too), refuses a count smaller than any search that finds the best move could make
 (`least_positions`), and refuses positions that hold no proof of the move the search chose
 (`proves_move`: a search with copies of the rules that shows the lesson's functions other positions),
-telling the instructor too.
+telling the instructor too. Lesson 5's visible test (`expect_pruning`) applies the same rule, computed
+by the same function (`minimax.count_pruning`), to the same positions.
 
 The package, one module a concern (lessons and hidden tests import from ``grader.checks``
 itself, whose names stay as they were):
@@ -57,7 +59,7 @@ from grader.checks.failures import CheckFailed, cs50_specification, draw, Passed
 from grader.checks.reference import forbidden, public_callables, REFERENCE, reference_allowed
 from grader.checks.student import counting_calls, counting_positions, CS50_FUNCTIONS, Examined, SEARCH_FUNCTIONS, substituted
 from grader.checks.visible import (
-    best_moves, expect, expect_at_most, expect_endings, expect_raises, legal_only, optimal_actions, prunes, returned, shown,
+    best_moves, expect, expect_at_most, expect_endings, expect_pruning, expect_raises, legal_only, optimal_actions, prunes, returned, shown,
 )
 from grader.checks.rules import (
     check_actions, check_initial_state, check_player, check_poss_win, check_result, check_rk_board, check_terminal,
@@ -103,6 +105,7 @@ __all__ = [
     "expect",
     "expect_at_most",
     "expect_endings",
+    "expect_pruning",
     "expect_raises",
     "forbidden",
     "least_positions",

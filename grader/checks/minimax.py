@@ -200,35 +200,34 @@ def proves_move(examined: Collection[Text], text: Text, square: int) -> bool:
 SEARCHED_ELSEWHERE = "searched with rules of its own: the positions it showed the lesson's functions prove nothing"
 
 
-@_guarded
-def check_alphabeta_calls(alphabeta: Callable, *, fraction: float = ALPHABETA_CALLS_FRACTION) -> str:
-    """Print and return a one-line summary if `alphabeta` prunes: it visits at most `fraction` of plain minimax's nodes.
+def count_pruning(student: _Student, *, fraction: float = ALPHABETA_CALLS_FRACTION, at: Optional[list] = None) -> list[tuple[Text, int]]:
+    """Return (position, nodes visited) for each position of `pruning_positions`, if the student's alphabeta
+    passes the pruning rule there; else raise CheckFailed saying which part of the rule it broke.
 
-    The nodes are the positions the search examines, counted through the functions the lesson
-    hands it (player, actions, result, winner, terminal, utility; `counting_positions`), each
-    read as it is at the call, so a search that changes one board in place and undoes the move
-    is counted as one that makes every child with ``result``. Summed over the 12 positions of
-    `pruning_positions` (one of each symmetric family with two marks; whether every move is
-    optimal, `check_alphabeta` asks on every position): plain minimax visits 92,088 nodes there,
-    so the bound is 36,835. For scale: the lesson's alpha-beta (cut off when v >= beta, or v <=
-    alpha, actions in the order a set gives them) visits 14.8% of minimax's nodes; cutting off
-    only when v > beta visits 55%, and fails. On each position the count must be at least
-    `least_positions` (a search that examines fewer looks at the board some other way). Every
-    answer must also be optimal, and the count stops as soon as it passes the bound.
+    The one home of the rule, which lesson 5's visible test (`grader.checks.expect_pruning`) and its
+    hidden test (`check_alphabeta_calls`) both apply: the nodes are the positions the search examines,
+    counted through the functions the lesson hands it (`counting_positions`); summed over the 12
+    positions they may be at most `fraction` of plain minimax's (`minimax_positions`); on each
+    position at least `least_positions`; and every answer must be optimal. The count stops as soon as
+    it passes the bound. `at`, if given, holds the position being searched (for a message about a
+    search stopped from outside).
     """
-    student = _Student(alphabeta, "alphabeta", kind="alphabeta")
-    namespace = getattr(_plain(alphabeta), "__globals__", None)
+    namespace = getattr(_plain(student.function), "__globals__", None)
     if namespace is None:
         raise CheckFailed("alphabeta should be a function defined in the notebook, so the positions it examines can be counted.")
     boards = pruning_positions()
     bound = int(fraction * minimax_positions())
     checked = f"{len(boards):,} positions are checked"
+    counts = []
     with counting_positions(namespace) as examined:
         for text in boards:
+            if at is not None:
+                at[:] = [text]
             examined.new_search()
             before = examined.count
             answer = _check_move(student, text, checked=checked)
             seen, least = examined.count - before, least_positions(text)
+            counts.append((text, seen))
             if seen < least:
                 raise _fail(
                     "alphabeta(board)", _board(text),
@@ -257,8 +256,31 @@ def check_alphabeta_calls(alphabeta: Callable, *, fraction: float = ALPHABETA_CA
                     got=f"more than {bound:,}, stopped at position {boards.index(text) + 1:,} of {len(boards):,}",
                     note="Cut off as soon as v >= beta in max_value (v <= alpha in min_value): with values only -1, 0 and 1, equal values are common and cutting off on them matters.",
                 )
-    share = examined.count / minimax_positions()
-    return _summary(
-        f"alphabeta: {examined.count:,} nodes visited over {len(boards):,} positions, {share:.1%} of plain minimax's "
-        f"{minimax_positions():,} (the bound is {fraction:.0%})."
-    )
+    return counts
+
+
+def pruning_summary(counts: list[tuple[Text, int]], fraction: float = ALPHABETA_CALLS_FRACTION) -> str:
+    """Return the one line that says how many nodes a search visited over the positions of `count_pruning`."""
+    total = sum(seen for _, seen in counts)
+    return (f"alphabeta: {total:,} nodes visited over {len(counts):,} positions, {total / minimax_positions():.1%} of plain "
+            f"minimax's {minimax_positions():,} (the bound is {fraction:.0%}, {int(fraction * minimax_positions()):,} nodes).")
+
+
+@_guarded
+def check_alphabeta_calls(alphabeta: Callable, *, fraction: float = ALPHABETA_CALLS_FRACTION) -> str:
+    """Print and return a one-line summary if `alphabeta` prunes: it visits at most `fraction` of plain minimax's nodes.
+
+    The rule is `count_pruning`'s, the same the lesson's visible test applies. The nodes are the
+    positions the search examines, counted through the functions the lesson
+    hands it (player, actions, result, winner, terminal, utility; `counting_positions`), each
+    read as it is at the call, so a search that changes one board in place and undoes the move
+    is counted as one that makes every child with ``result``. Summed over the 12 positions of
+    `pruning_positions` (one of each symmetric family with two marks; whether every move is
+    optimal, `check_alphabeta` asks on every position): plain minimax visits 92,088 nodes there,
+    so the bound is 36,835. For scale: the lesson's alpha-beta (cut off when v >= beta, or v <=
+    alpha, actions in the order a set gives them) visits 14.8% of minimax's nodes; cutting off
+    only when v > beta visits 55%, and fails. On each position the count must be at least
+    `least_positions` (a search that examines fewer looks at the board some other way). Every
+    answer must also be optimal, and the count stops as soon as it passes the bound.
+    """
+    return _summary(pruning_summary(count_pruning(_Student(alphabeta, "alphabeta", kind="alphabeta"), fraction=fraction), fraction))

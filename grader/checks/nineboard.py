@@ -13,7 +13,7 @@ from ttt.games import bigboard, nineboard
 
 from grader.checks.failures import CheckFailed, _big_picture, _fail, _failure, _passed, _show
 from grader.checks.reference import _plain
-from grader.checks.student import _Student, substituted
+from grader.checks.student import _Student, _stood_in_note, stand_ins, substituted
 from grader.checks.display import _guarded
 
 
@@ -45,6 +45,11 @@ def _smalls() -> Iterator[str]:
         yield "".join(cells)
 
 
+def _also(note: str) -> str:
+    """Return `note` as a paragraph to add to another ('' for none)."""
+    return f"\n\n{note}" if note else ""
+
+
 def _fail_big(call: str, state: Any, problem: str, *, expected: Any = None, got: Any = None, note: str = "", checked: str = "") -> CheckFailed:
     """Return the CheckFailed for one case on a nine-board state, drawn."""
     return _failure(call, problem, _big_picture(state), expected=expected, got=got, note=note, checked=checked)
@@ -74,14 +79,14 @@ def check_evaluate(evaluate: Callable) -> str:
     """Print and return a one-line summary if `evaluate(state)` equals the CSC 242 write-up's heuristic (``line_count_evaluate``).
 
     Checked on every position of 120 random nine-board games, the same on every run. While it runs, the
-    student's own ``line_score`` (if the notebook has one) is replaced by the reference, so a
-    mistake there is not counted twice.
+    student's own ``line_score`` (if it uses one) is replaced by the write-up's (`stand_ins`), so a
+    mistake there is not counted twice; a failure says so.
     """
     student = _Student(evaluate, "evaluate")
     namespace = getattr(_plain(evaluate), "__globals__", {})
     positions = nine_board_positions()
     checked = f"{len(positions):,} positions from random games are checked"
-    swap = {"line_score": line_score} if callable(namespace.get("line_score")) else {}
+    swap = stand_ins(evaluate, "evaluate")
     with substituted(namespace, **swap):
         for state in positions:
             got = student(state, call="evaluate(state)", board=None, checked=checked)
@@ -89,7 +94,8 @@ def check_evaluate(evaluate: Callable) -> str:
             if isinstance(got, bool) or not isinstance(got, (int, float)) or got != expected:
                 per_board = ", ".join(f"{bigboard.line_count_small(state.small(b)):+d}" for b in range(9))
                 raise _fail_big("evaluate(state)", state, "wrong estimate", expected=f"{expected:g}", got=_show(got),
-                                note=f"Board by board, X's line score minus O's: {per_board}.", checked=checked)
+                                note=f"Board by board, X's line score minus O's: {per_board}." + _also(_stood_in_note("evaluate", swap)),
+                                checked=checked)
     return _passed("evaluate", f"{len(positions):,} positions")
 
 
@@ -126,8 +132,8 @@ def check_depth_limited(depth_limited_move: Callable) -> str:
     For each case of `depth_limited_cases`, the move's child, searched one level less deep
     (with the CSC 242 write-up's heuristic at the limit and true utilities where the game ends), must
     have the value of the position searched `depth` deep: any move that achieves it is
-    accepted. While it runs, the student's own ``evaluate`` and ``line_score`` are replaced by
-    the reference, so a mistake there is not counted twice.
+    accepted. While it runs, the student's own ``evaluate`` and ``line_score`` (if it uses them) are
+    replaced by the write-up's (`stand_ins`), so a mistake there is not counted twice; a failure says so.
     """
     student = _Student(depth_limited_move, "depth_limited_move", kind="depth_limited")
     namespace = getattr(_plain(depth_limited_move), "__globals__", {})
@@ -135,14 +141,15 @@ def check_depth_limited(depth_limited_move: Callable) -> str:
     cases = depth_limited_cases()
     where = f"{len(cases)} moves: {len({state for state, _ in cases})} positions from random games, at depths 1 to 3"
     checked = f"{where} are checked"
-    swap = {name: f for name, f in (("evaluate", bigboard.line_count_evaluate), ("line_score", line_score)) if callable(namespace.get(name))}
+    swap = stand_ins(depth_limited_move, "depth_limited_move")
     start = time.perf_counter()
     with substituted(namespace, **swap):
         for state, depth in cases:
             call = f"depth_limited_move(state, {depth})"
             got = student(state, depth, call=call, board=None, checked=checked)
             if got not in game.moves(state):
-                raise _fail_big(call, state, "not a legal move", expected=f"a move (board, cell) from {list(game.moves(state))}", got=_show(got), checked=checked)
+                raise _fail_big(call, state, "not a legal move", expected=f"a move (board, cell) from {list(game.moves(state))}", got=_show(got),
+                                note=_stood_in_note("depth_limited_move", swap), checked=checked)
             target = _limited_value(state, depth)
             value = _limited_value(game.play(state, got), depth - 1)
             if value != target:
@@ -151,7 +158,8 @@ def check_depth_limited(depth_limited_move: Callable) -> str:
                     call, state, f"{got} is not the best move looking {depth} move{'s' if depth > 1 else ''} ahead",
                     expected=f"{' or '.join(map(str, better))}, worth {target:g} for X",
                     got=f"{got}, worth {value:g} for X",
-                    note="Values are for X: X takes the largest, O the smallest. At the depth limit a position that is not over gets evaluate(state); one that is over keeps game.utility(state).",
+                    note="Values are for X: X takes the largest, O the smallest. At the depth limit a position that is not over gets evaluate(state); one that is over keeps game.utility(state)."
+                         + _also(_stood_in_note("depth_limited_move", swap)),
                     checked=checked,
                 )
     return _passed("depth_limited_move", where, time.perf_counter() - start)

@@ -25,7 +25,7 @@ from grader.checks.failures import (
     _text_or_none, _type_name,
 )
 from grader.checks.reference import (
-    _ALLOWED, _forbidden_objects, _plain, _reference_off, _refuse_reference, _remote_of, _used_reference,
+    _ALLOWED, _code_names, _forbidden_objects, _plain, _reference_off, _refuse_reference, _remote_of, _used_reference,
 )
 
 
@@ -333,18 +333,96 @@ def _stand_in(name: str) -> Callable:
     return cs50_function
 
 
-def _own_helpers(function: Callable, name: str) -> list[str]:
-    """Return the CS50 functions other than `name` that the student wrote themselves, where `function` finds them."""
+def _own_helpers(function: Callable, name: str, among: Sequence[str] = CS50_FUNCTIONS) -> list[str]:
+    """Return the functions of `among` (the CS50 functions unless told) other than `name` that the student
+    wrote themselves, where `function` finds them."""
     namespace = getattr(_plain(function), "__globals__", None) or {}
     own = []
-    for other in CS50_FUNCTIONS:
+    for other in among:
         helper = namespace.get(other)
-        if other == name or not callable(helper) or helper is function or _plain(helper) is _plain(getattr(ref, other)):
+        if other == name or not callable(helper) or helper is function or _plain(helper) is _plain(getattr(ref, other, None)):
             continue
         if isinstance(_plain(helper), types.FunctionType) and (_plain(helper).__module__ or "").split(".")[0] in ("ttt", "grader"):
             continue  # the package's own, handed to the student
         own.append(other)
     return own
+
+
+# Every function a lesson grades that another graded function may call, and whose words name the
+# correct version that stands in for the student's (`stand_ins`): the CS50 project's functions
+# (lessons 1, 2 and 4), and the CSC 242 write-up's heuristic (lesson 6).
+GRADED_HELPERS: dict[str, str] = {**{name: "the CS50" for name in CS50_FUNCTIONS}, "line_score": "the write-up's",
+                                  "evaluate": "the write-up's"}
+
+
+def _reference_helper(name: str) -> Callable:
+    """Return the correct version of the graded function `name` of `GRADED_HELPERS`, as a stand-in."""
+    if name in CS50_FUNCTIONS:
+        return _stand_in(name)
+    from ttt.games import bigboard
+
+    return {"line_score": bigboard.line_score, "evaluate": bigboard.line_count_evaluate}[name]
+
+
+def stand_ins(function: Callable, name: str) -> dict[str, Callable]:
+    """Return {name: correct version} for the other graded functions of the lesson that `function` (the
+    student's `name`) calls, directly or through the student's own code, where the student wrote them (all
+    that its namespace holds, for a function in a sandbox, whose code is not read here): a test of `name`
+    runs with these in place of the student's, so that one slip fails only the tests of the function it is in.
+
+    What a function's own tests test: its own code, and the code of the student's that only it
+    uses, but no other function that has tests of its own. So `terminal`'s and `utility`'s tests
+    (lesson 2) run with the CS50 `winner` (and `utility`'s with the CS50 `terminal`); `result`'s
+    (lesson 1) with the CS50 `player` and `actions`; `evaluate`'s (lesson 6) with the write-up's
+    `line_score`, and `depth_limited_move`'s with the write-up's `evaluate` and `line_score`. The parts
+    of one graded function stay the student's: `max_value` and `min_value` are minimax's (lesson 4)
+    and alphabeta's (lesson 5), `value` is `depth_limited_move`'s, a helper the student wrote for
+    `winner` is winner's, and none of them has tests of its own. The functions a lesson hands the
+    student ready-made are the package's and stay as they are. The names are those of
+    `GRADED_HELPERS`; each stand-in works in a sandbox too (built there, or the package's own copy).
+    """
+    named = _names_reached(function)
+    return {other: _reference_helper(other) for other in _own_helpers(function, name, among=tuple(GRADED_HELPERS))
+            if named is None or other in named}
+
+
+def _names_reached(function: Callable) -> Optional[set]:
+    """Return the global names the code of `function` looks up, and the code of the student's functions of the
+    same namespace it names, and so on; None where the code cannot be read here (a function in a sandbox)."""
+    start = _plain(function)
+    if not isinstance(start, types.FunctionType):
+        return None
+    names: set = set()
+    seen: set = set()
+    stack = [start]
+    while stack:
+        f = stack.pop()
+        if id(f) in seen:
+            continue
+        seen.add(id(f))
+        found = _code_names(f)
+        names |= found
+        stack += [value for value in (_plain(f.__globals__.get(n)) for n in found)
+                  if isinstance(value, types.FunctionType) and value.__globals__ is start.__globals__]
+    return names
+
+
+def in_place_of_yours(names: Sequence[str]) -> str:
+    """Return the words for the stand-ins `names`: 'with the CS50 winner and terminal in place of yours' ('' for none)."""
+    if not names:
+        return ""
+    groups: dict[str, list[str]] = {}
+    for name in names:
+        groups.setdefault(GRADED_HELPERS.get(name, "the correct"), []).append(name)
+    return "with " + " and ".join(f"{whose} {_and(group)}" for whose, group in groups.items()) + " in place of yours"
+
+
+def _stood_in_note(name: str, helpers: Iterable[str]) -> str:
+    """Return the note that says which of the student's other functions a correct version stood in for ('' for none)."""
+    helpers = tuple(helpers)
+    if not helpers:
+        return ""
+    return f"(this test runs your {name} {in_place_of_yours(helpers)}: each function is tested on its own)"
 
 
 class _Spy:
@@ -451,10 +529,10 @@ def _on_its_own(name: str, kind: Optional[str] = None) -> Callable:
             how = "; ".join(seen[h] for h in blamed if seen.get(h))
             called = [h for h in own if h in seen] or own
             if blamed:
-                text = (f"{summary.rstrip('.')}, with the CS50 {_and(called)} in place of yours. As written it fails, because it "
+                text = (f"{summary.rstrip('.')}, {in_place_of_yours(called)}. As written it fails, because it "
                         f"calls your own {_and(blamed)}" + (f" ({how})" if how else "") + ": that is marked there, not here.")
             else:  # each helper passes its own check: the mistake is in neither, so none is named
-                text = (f"{summary.rstrip('.')}, with the CS50 {_and(called)} in place of yours. As written it fails with your "
+                text = (f"{summary.rstrip('.')}, {in_place_of_yours(called)}. As written it fails with your "
                         f"own {_and(called)}, though each of them passes its own check, so none of them is blamed for it.")
             passed = Passed(_summary(text))
             passed.broken_by = tuple(blamed)

@@ -1,5 +1,5 @@
 """What the lessons' visible tests call: `expect`, `returned`, `expect_raises`, `expect_at_most`,
-`expect_endings`, `legal_only`, `prunes`, `shown`, `optimal_actions`. A function that hands its
+`expect_endings`, `expect_pruning`, `legal_only`, `prunes`, `shown`, `optimal_actions`. A function that hands its
 work to the reference fails here with the hidden check's message.
 """
 
@@ -27,7 +27,9 @@ from grader.checks.reference import (
     REFERENCE, _ALLOWED, _KIND_OF_NAME, _forbidden_objects, _plain, _reference_off, _refuse_reference,
     _remote_of, _used_reference,
 )
-from grader.checks.student import _BoardChanged, _action, _board, _guarded_searches, _index_or_none, substituted
+from grader.checks.student import (
+    _BoardChanged, _action, _board, _guarded_searches, _index_or_none, _stood_in_note, stand_ins, substituted,
+)
 from grader.checks.display import _install_display
 
 
@@ -113,27 +115,50 @@ SECONDS = 10  # the CPU time a visible test gives one call of a student's functi
 ENDS = "does every loop, and every recursion, come to an end?"  # the hint for a call still running, unless told another
 
 
-def _changed_board(call: str, name: str, what: str, before: Any, after: Any, picture: Any) -> CheckFailed:
+def _first_line(why: str, problem: str, instead: str) -> str:
+    """Return a failure's words after the call: the test's reason `why` first, then what the function did
+    (`instead`: 'it raised ...'); or the `problem` alone where the test gives no reason."""
+    return f"{why.rstrip('. ')}; instead {instead}" if why else problem
+
+
+def _notes(*parts: str) -> str:
+    return "\n\n".join(part for part in parts if part)
+
+
+def _changed_board(call: str, name: str, what: str, before: Any, after: Any, picture: Any, *, why: str = "",
+                   stood_in: str = "") -> CheckFailed:
     """Return the CheckFailed for a function that changed the board it was given: the board before and after."""
     own = name == _graded_as(call)[0]
     whose = f"{name}" if own else f"your {name} (called by {_graded_as(call)[0]})"
     text_after = _text_or_none(after)
     changed = draw(after) if text_after is not None else f"    {after!r}"
     was = "" if _text_or_none(before) is not None else f", {before!r}"
-    return _fail(call, picture if own else before, f"{whose} changed the {what} it was given (drawn here as it was before the call)",
+    problem = f"{whose} changed the {what} it was given (drawn here as it was before the call)"
+    return _fail(call, picture if own else before, _first_line(why, problem, problem),
                  expected=f"the {what} left as it was{was}", got=f"the {what} changed to\n{changed}",
-                 note=leave_it_as_it_was(name, what))
+                 note=_notes(leave_it_as_it_was(name, what), stood_in))
+
+
+# The stand-ins the last `returned` call of each function ran with: `expect`, told about that
+# function's answer next, says so too.
+_STOOD_IN: dict[str, tuple[str, ...]] = {}
 
 
 def returned(function: Callable, board: Any, *args: Any, call: Optional[str] = None, seconds: Optional[float] = SECONDS,
-             slow: str = "", drawn: Any = None, what: str = "board") -> Any:
+             slow: str = "", drawn: Any = None, what: str = "board", why: str = "") -> Any:
     """Return ``function(board, *args)``, or raise CheckFailed saying what went wrong.
+
+    The function runs on its own: the lesson's other graded functions the student wrote (the
+    functions of `stand_ins`: `winner` while `terminal` runs, `evaluate` while `depth_limited_move`
+    runs) are replaced by correct versions while it runs, in its namespace here or in its sandbox,
+    so a slip in one function fails only that function's tests; a message says which stood in.
 
     It fails if the function raises (NotImplementedError, the stub, is raised again saying so),
     changes the `board` it was given (or one of the student's own functions it calls changes the
     board it is given: max_value, say), or is still running after using `seconds` of CPU time
     (10 unless told; None: no limit; then `slow`, a hint, follows the message, or `ENDS`). The message names the call (`call`, or
-    one made from the function's name), draws the board as it was before the call (or `drawn`,
+    one made from the function's name), gives the test's reason `why` (if told) before what went
+    wrong, draws the board as it was before the call (or `drawn`,
     the position `board` stands for, when it is not a board itself: `what` names it, say
     "list B"), and points at the line of the student's code that raised.
     """
@@ -143,26 +168,38 @@ def returned(function: Callable, board: Any, *args: Any, call: Optional[str] = N
     _refuse_visibly(function, name, graded)
     before = copy.deepcopy(board)
     picture = before if drawn is None else drawn
+    helpers = stand_ins(function, getattr(_plain(function), "__name__", name))
+    _STOOD_IN[name] = tuple(helpers)
+    stood_in = _stood_in_note(name, helpers)
     namespace = getattr(function, "__globals__", None)
+    home = getattr(_plain(function), "__globals__", None)
+    swaps = [(namespace, _guarded_searches(function)), (home, helpers)]
     try:
-        with _limits(function, seconds, graded), substituted(namespace, **_guarded_searches(function)) if namespace is not None else contextlib.nullcontext():
+        with _limits(function, seconds, graded), contextlib.ExitStack() as stack:
+            for where, functions in swaps:
+                if where is not None and functions:
+                    stack.enter_context(substituted(where, **functions))
             got = function(board, *args)
     except NotImplementedError as stub:
         raise _not_written(name, stub) from None
     except ReferenceCalled as called:
         raise _visible(_used_reference(name, str(called))) from None
     except OutOfCpuTime:
-        raise _visible(_fail(call, picture, f"still running after {seconds:g} s of CPU time: {slow or ENDS}")) from None
+        running = f"still running after {seconds:g} s of CPU time: {slow or ENDS}"
+        raise _visible(_fail(call, picture, _first_line(why, running, f"it is {running}"), note=stood_in)) from None
     except _BoardChanged as changed:
-        raise _visible(_changed_board(call, changed.name, "board", changed.before, changed.after, picture)) from None
+        raise _visible(_changed_board(call, changed.name, "board", changed.before, changed.after, picture, why=why,
+                                      stood_in=stood_in)) from None
     except RecursionError:
-        raise _visible(_fail(call, picture, "went into endless recursion (RecursionError): check the case that stops it")) from None
+        endless = "went into endless recursion (RecursionError): check the case that stops it"
+        raise _visible(_fail(call, picture, _first_line(why, endless, f"it {endless}"), note=stood_in)) from None
     except Exception as error:  # noqa: BLE001  (what the student's function raised is the answer)
         where, on = _student_line(error), _raised_on(error, picture)
-        note = "\n\n".join(part for part in (f"(raised {where})" if where else "", on) if part)
-        raise _visible(_fail(call, picture, f"raised {_type_name(error)}: {error}", note=note)) from None
+        raised = f"raised {_type_name(error)}: {error}"
+        raise _visible(_fail(call, picture, _first_line(why, raised, f"it {raised}"),
+                             note=_notes(f"(raised {where})" if where else "", on, stood_in))) from None
     if board != before:
-        raise _visible(_changed_board(call, name, what, before, copy.deepcopy(board), picture))
+        raise _visible(_changed_board(call, name, what, before, copy.deepcopy(board), picture, why=why, stood_in=stood_in))
     return got
 
 
@@ -183,11 +220,12 @@ def legal_only(function: Callable, *, game: Any = None, args: tuple = (), second
         name = getattr(function, "__name__", "the function")
         if game is not None:
             call = f"{name}({', '.join(['state', *map(repr, args)])})"
-            move = returned(function, board, *args, call=call, seconds=seconds, slow=slow)
+            move = returned(function, board, *args, call=call, seconds=seconds, slow=slow,
+                            why="a player must return a legal move (board, cell) from this position")
             expect(move, call=call, kind="move", board=board, accept=game.moves(board),
                    why=f"your {name} returned {move!r} on this position: a player must return a legal move (board, cell)")
             return move
-        move = returned(function, board, seconds=seconds, slow=slow)
+        move = returned(function, board, seconds=seconds, slow=slow, why="a player must return a free square (i, j) on this board")
         expect(move, call=f"{name}(board)", kind="action", board=board, accept=sorted(ref.actions(board)),
                why=f"your {name} returned {move!r} on this board: a player must return a free square (i, j)")
         return move
@@ -256,6 +294,38 @@ def shown(board: Any, *, made_by: str) -> Any:
     return draw_board(text)
 
 
+def expect_pruning(alphabeta: Callable, *, seconds: float = 10) -> None:
+    """Return None if `alphabeta` passes lesson 5's pruning rule, the one its hidden test grades, else raise CheckFailed.
+
+    The rule is `grader.checks.minimax.count_pruning`'s, on the same 12 positions (printed, with the nodes
+    the search visited from each): at most 40% of the nodes plain minimax visits there in all, at least
+    the fewest any search that proves the value could examine on each, and an optimal move on each.
+    The whole count may use `seconds` of CPU time.
+    """
+    __tracebackhide__ = True  # noqa: F841
+    from grader.checks.minimax import count_pruning, pruning_positions, pruning_summary
+    from grader.checks.student import _Student
+
+    _refuse_visibly(alphabeta, "alphabeta", "alphabeta")
+    at: list = []
+    try:
+        with _limits(alphabeta, seconds, None):
+            counts = count_pruning(_Student(alphabeta, "alphabeta", kind="alphabeta"), at=at)
+    except NotImplementedError as stub:
+        raise _not_written("alphabeta", stub) from None
+    except OutOfCpuTime:
+        k = pruning_positions().index(at[0]) + 1 if at else 1
+        running = f"still running after {seconds:g} s of CPU time: {ENDS}"
+        raise _visible(_fail("alphabeta(board)", at[0] if at else None,
+                             _first_line(f"the count of the nodes it visits, at position {k} of {len(pruning_positions())}",
+                                         running, f"it is {running}"))) from None
+    except CheckFailed as failed:
+        raise _visible(failed) from None
+    for text, seen in counts:
+        print(f"  {text[:3]}/{text[3:6]}/{text[6:]}: {seen:6,} nodes (plain minimax: {classic.tree_size(text):,})")
+    print(pruning_summary(counts))
+
+
 def expect_at_most(got: int, limit: int, *, what: str, hint: str = "") -> None:
     """Return None if `got` <= `limit`, else raise CheckFailed: 'what: got, at most limit', and the hint."""
     __tracebackhide__ = True  # noqa: F841
@@ -281,13 +351,15 @@ def expect(got: Any, expected: Any = None, *, call: str, kind: Optional[str] = N
     else:
         wanted = _as_board(expected) if kind == "board" else _shown(expected)
     told = _as_board(got) if kind == "board" else _shown(got)
+    stood_in = _stood_in_note(name, _STOOD_IN.get(name, ()))
     if kind is not None:
-        fits, name = KINDS[kind]
+        fits, should = KINDS[kind]
         if not fits(got):
-            raise _visible(_fail(call, board, f"should return {name}, not {_what_it_is(got)}", expected=wanted, got=told))
+            raise _visible(_fail(call, board, f"should return {should}, not {_what_it_is(got)}", expected=wanted, got=told,
+                                 note=stood_in))  # the type first: the test's reason, about the value, would mislead
     right = got in accept if accept is not None else got == expected
     if not right:
-        raise _visible(_fail(call, board, why or "wrong answer", expected=wanted, got=told))
+        raise _visible(_fail(call, board, why or "wrong answer", expected=wanted, got=told, note=stood_in))
 
 
 def _as_board(value: Any) -> str:
@@ -302,47 +374,57 @@ def expect_raises(function: Callable, *args: Any, error: type = ValueError, call
     """Return None if ``function(*args)`` raises `error` (or a subclass), else raise CheckFailed saying what it did.
 
     With `message`, the error must also say why (a message that is not empty). The call may use
-    `seconds` of CPU time (None: no limit).
+    `seconds` of CPU time (None: no limit). The function runs on its own, as in `returned`; a
+    failure gives the test's reason `why` before what the function did instead.
     """
     __tracebackhide__ = True  # noqa: F841
+    name = _graded_as(call)[0]
+    helpers = stand_ins(function, getattr(_plain(function), "__name__", name))
+    stood_in = _stood_in_note(name, helpers)
+    home = getattr(_plain(function), "__globals__", None)
+    must = f"it must raise {error.__name__}"
     try:
-        with _limits(function, seconds, None):
+        with _limits(function, seconds, None), substituted(home, **helpers) if home is not None else contextlib.nullcontext():
             got = function(*args)
     except OutOfCpuTime:
-        raise _visible(_fail(call, board, f"still running after {seconds:g} s of CPU time: {ENDS}")) from None
+        running = f"still running after {seconds:g} s of CPU time: {ENDS}"
+        raise _visible(_fail(call, board, _first_line(f"{why}, so {must}" if why else "", running, f"it is {running}"),
+                             note=stood_in)) from None
     except error as raised:
         if message and not str(raised).strip():
             raise _visible(_fail(call, board, f"raised {error.__name__} without a message" + (f" ({why})" if why else ""),
                                  expected=f'{error.__name__} with a message saying why, e.g. raise {error.__name__}("...")',
-                                 got=f"{type(raised).__name__}()")) from None
+                                 got=f"{type(raised).__name__}()", note=stood_in)) from None
         return
     except NotImplementedError as stub:
         raise _not_written(getattr(function, "__name__", "the function"), stub) from None
     except Exception as other:  # noqa: BLE001  (what the student's function raised is the answer)
-        problem = f"expected {error.__name__}, got {_type_name(other)}" + (f" ({why})" if why else "")
+        problem = _first_line(f"{why}, so {must}" if why else "", f"expected {error.__name__}, got {_type_name(other)}",
+                              f"it raised {_type_name(other)}: {other}")
         raise _visible(_fail(call, board, problem, expected=f"{error.__name__} raised",
-                             got=f"{_type_name(other)} raised: {other}")) from None
-    raise _visible(_fail(call, board, f"returned instead of raising {error.__name__} ({why})" if why else f"returned instead of raising {error.__name__}",
-                         expected=f"{error.__name__} raised", got=_as_board(got)))
+                             got=f"{_type_name(other)} raised: {other}", note=stood_in)) from None
+    problem = _first_line(f"{why}, so {must}" if why else "", f"returned instead of raising {error.__name__}", "it returned")
+    raise _visible(_fail(call, board, problem, expected=f"{error.__name__} raised", got=_as_board(got), note=stood_in))
 
 
 def expect_endings(winner: Callable, terminal: Callable, utility: Callable) -> None:
     """Return None if `winner`, `terminal` and `utility` are right on every reachable position, else raise CheckFailed.
 
-    For lesson 2's count of endings: the message names the function that is wrong first
-    (winner before terminal and utility, which use it), draws the board, and says what was
-    expected and what it returned, so a bug in `winner` is not blamed on the others.
+    For lesson 2's count of endings: on each position, winner first, then terminal, then utility
+    where the game is over; each runs on its own, as in `returned` (terminal and utility with the
+    CS50 winner), so the message names the function that is wrong, draws the board, and says what
+    was expected and what it returned.
     """
     __tracebackhide__ = True  # noqa: F841
     for text in classic.reachable_positions():
         board = _board(text)
-        expect(returned(winner, board, call="winner(board)"), ref.winner(board), call="winner(board)", kind="winner", board=board,
-               why="wrong winner on a position the count includes (terminal and utility use your winner)")
-        expect(returned(terminal, board, call="terminal(board)"), ref.terminal(board), call="terminal(board)", kind="bool",
-               board=board, why="the game is over when someone has three in a row or every square is filled")
+        tests = [(winner, "winner(board)", ref.winner(board), "winner", "wrong winner on a position the count includes"),
+                 (terminal, "terminal(board)", ref.terminal(board), "bool",
+                  "the game is over when someone has three in a row or every square is filled")]
         if ref.terminal(board):
-            expect(returned(utility, board, call="utility(board)"), ref.utility(board), call="utility(board)", kind="int",
-                   board=board, why="X wins: 1; O wins: -1; a tie: 0")
+            tests.append((utility, "utility(board)", ref.utility(board), "int", "X wins: 1; O wins: -1; a tie: 0"))
+        for function, call, expected, kind, why in tests:
+            expect(returned(function, board, call=call, why=why), expected, call=call, kind=kind, board=board, why=why)
 
 
 def optimal_actions(board: Board) -> set[tuple[int, int]]:
