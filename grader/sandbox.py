@@ -4,7 +4,7 @@ A sandbox sees the system (``/usr``, ``/etc``, ...) and the Python installation 
 ``ttt`` and ``grader`` read-only (not the project folder around them), a private HOME and /tmp, no
 network, its own pid namespace, and only the folders it is given. Limits: address space, processes,
 file size, open files (rlimits); CPU time and stalls are watched from outside (:class:`Tree`,
-:func:`run_limited`).
+:func:`run_limited`), from a cgroup of the sandbox's own where one can be made (see ``grader.processes``).
 
 When run as root, each sandbox runs under a uid of its own (61000 and up): bwrap, started as root, builds
 the mounts, then ``setpriv`` switches to that uid with every capability gone before the command runs.
@@ -25,6 +25,7 @@ import os
 import random
 import resource
 import shutil
+import signal
 import subprocess
 import sys
 import threading
@@ -35,10 +36,8 @@ from dataclasses import dataclass
 from importlib.util import find_spec
 from pathlib import Path
 
-import psutil
-
 from grader.course import MEMORY_MB
-from grader.processes import die_with_parent, libc_prctl
+from grader.processes import Cgroup, Descendants, die_with_parent, every_pid, libc_prctl
 
 __all__ = ["Limits", "Sandbox", "SandboxUnavailable", "Tree", "available", "run_limited", "kernel_main"]
 
@@ -114,11 +113,9 @@ def available() -> str | None:
 def _uids_in_use() -> set[int]:
     """Return every uid and gid some process on the machine has now (real, effective, saved or file system)."""
     used = set()
-    for entry in os.scandir("/proc"):
-        if not entry.name.isdigit():
-            continue
+    for pid in every_pid():
         try:
-            with open(f"/proc/{entry.name}/status", "rb") as status:
+            with open(f"/proc/{pid}/status", "rb") as status:
                 for line in status:
                     if line.startswith((b"Uid:", b"Gid:")):
                         used.update(int(word) for word in line.split()[1:])
@@ -312,99 +309,98 @@ class Sandbox:
         """Return the running process (bwrap, outside) that runs `argv` in the sandbox; Popen's options pass through."""
         before = popen_kwargs.pop("preexec_fn", None)
         libc_prctl()  # looked up here, in the parent
+        group = Cgroup.new()  # the sandbox's CPU time is read from it (see Tree)
+        join = group.opened() if group is not None else None
 
         def prepare() -> None:
+            if join is not None:  # first: bwrap and all it starts are counted from their first instruction
+                try:
+                    os.write(join, b"0")
+                except OSError:
+                    pass  # not counted by a cgroup: Tree reads the processes instead
             if before is not None:
                 before()
             die_with_parent()  # before the limits: a call through ctypes allocates
             self._set_limits()
 
-        return subprocess.Popen(self.command(argv, cwd=cwd), preexec_fn=prepare, **popen_kwargs)
-
-
-def _running(process: psutil.Process) -> bool:
-    """Return whether `process` still runs (an exited process waiting to be reaped does not)."""
-    try:
-        return process.status() != psutil.STATUS_ZOMBIE
-    except psutil.NoSuchProcess:
-        return False
+        try:
+            process = subprocess.Popen(self.command(argv, cwd=cwd), preexec_fn=prepare, **popen_kwargs)
+        except BaseException:
+            if group is not None:
+                group.remove()
+            raise
+        finally:
+            if join is not None:
+                os.close(join)
+        if group is not None and getattr(Cgroup.of(process.pid), "path", None) != group.path:
+            group.remove()  # the process could not join it
+        return process
 
 
 class Tree:
-    """The processes of one sandbox seen from outside: their CPU time, whether any runs, and a kill for all."""
+    """The processes of one sandbox seen from outside: their CPU time, whether any runs, and a kill for all.
 
-    def __init__(self, pid: int) -> None:
+    Where the sandbox has a cgroup of its own (:meth:`Sandbox.popen` and :func:`kernel_main` make
+    one where they can), everything is read from it: a reading costs the same however many processes
+    the machine runs, and counts every process that ran in the sandbox, short-lived ones too. Otherwise
+    (`cgroup` False, or none was made) the processes are found by walking down from the outer one.
+    """
+
+    def __init__(self, pid: int, *, cgroup: bool = True) -> None:
         """Watch the sandbox whose outer process (bwrap, started by us) is `pid`."""
         self.pid = pid
-        try:
-            self._root: psutil.Process | None = psutil.Process(pid)
-        except psutil.NoSuchProcess:
-            self._root = None
-        self._seen: dict[tuple[int, float], tuple[float, float]] = {}  # (pid, start) -> (own CPU, reaped children's)
-        self._total = 0.0
+        self.cgroup = Cgroup.of(pid) if cgroup else None
+        self._walk = Descendants(pid)
         self._lock = threading.Lock()
 
-    def _members(self) -> list[psutil.Process]:
-        """Return the outer process and all its descendants (orphans inside go to the pid namespace's init, one of them)."""
-        if self._root is None:
-            return []
-        try:
-            if not self._root.is_running():  # its pid now names another process
-                return []
-            return [self._root, *self._root.children(recursive=True)]
-        except psutil.NoSuchProcess:
-            return []
+    def _members(self) -> list[int]:
+        """Return the pids of the processes that run now (the outer one first; an exited one waiting to be reaped is left out)."""
+        if self.cgroup is not None:
+            return sorted(self.cgroup.pids(), key=lambda pid: pid != self.pid)
+        return [pid for pid, status in self._walk.members() if status.state != "Z"]
 
     def cpu_seconds(self) -> float:
         """Return the CPU seconds (user + system) every process of the sandbox has used so far; never decreases.
 
-        Each poll adds what the processes seen now used since the last poll, and what their reaped children
-        used; a child seen before and reaped since was counted already up to then, so its part is taken off.
-        A process that exits between polls and is reaped by no one (SIGCHLD ignored) is missed: such work
-        shows as a stall to run_limited.
+        Without a cgroup, a process that exits between readings and is reaped by no one (SIGCHLD
+        ignored) is missed: such work shows as a stall to run_limited.
         """
+        if self.cgroup is not None:
+            return self.cgroup.cpu_seconds()
         with self._lock:
-            now = {}
-            for process in self._members():
-                try:
-                    with process.oneshot():
-                        times = process.cpu_times()
-                        key = (process.pid, process.create_time())
-                except psutil.Error:
-                    continue
-                now[key] = (times.user + times.system, times.children_user + times.children_system)
-            own = children = 0.0
-            for key, (used, reaped) in now.items():
-                used_before, reaped_before = self._seen.get(key, (0.0, 0.0))
-                own += max(0.0, used - used_before)
-                children += max(0.0, reaped - reaped_before)
-            gone = sum(used + reaped for key, (used, reaped) in self._seen.items() if key not in now)
-            self._total += own + max(0.0, children - gone)
-            self._seen = now
-            return self._total
+            return self._walk.cpu_seconds()
 
     def alive(self) -> bool:
         """Return whether any process of the sandbox still runs."""
-        return any(_running(process) for process in self._members())
+        return bool(self._members())
 
     def processes(self) -> list[int]:
         """Return the host pids of the sandbox's processes that run now (the outer bwrap first)."""
-        return [process.pid for process in self._members() if _running(process)]
+        return self._members()
 
     def kill(self) -> None:
         """SIGKILL every process of the sandbox and return once none runs (the outer one may stay unreaped)."""
+        if self.cgroup is not None:
+            self.cgroup.kill()
+            return
         while True:
-            members = [process for process in self._members() if _running(process)]
+            members = self._members()
             if not members:
                 return
-            for process in members:
+            for pid in members:
                 try:
-                    process.kill()
-                except psutil.NoSuchProcess:
+                    os.kill(pid, signal.SIGKILL)
+                except OSError:
                     pass
             deadline = time.monotonic() + 10
-            while any(_running(process) for process in members) and time.monotonic() < deadline:
+            while set(members) & set(self._members()) and time.monotonic() < deadline:
                 time.sleep(0.005)
+
+    def close(self) -> None:
+        """Remove the sandbox's cgroup, once its processes are gone and the outer one is reaped (its
+        CPU time stays readable); a cgroup left behind is removed by the next sandbox made here."""
+        if self.cgroup is not None:
+            self.cgroup.remove()
 
 
 def run_limited(tree: Tree, *, cpu_seconds: float | None, stall_seconds: float = 60.0, stall_cpu: float = 0.05,
@@ -473,6 +469,12 @@ def kernel_main(args: Sequence[str]) -> None:
     copy_folder(cwd, work)
     sandbox = Sandbox([run], env=env, limits=Limits(memory_mb=options.memory_mb))
     command = sandbox.command(argv, cwd=work)
+    group = Cgroup.new()  # this process (bwrap, once exec'd) and all it starts: their CPU time is read from it
+    if group is not None:
+        try:
+            group.join()
+        except OSError:
+            group.remove()
     die_with_parent()  # a grading worker killed outright takes its kernel's sandbox with it
     sandbox._set_limits()
     os.execv(command[0], command)

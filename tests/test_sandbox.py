@@ -283,7 +283,8 @@ except MemoryError:
 
 
 @needs_sandbox
-def test_cpu_seconds_counts_busy_loops_and_reaped_children():
+@pytest.mark.parametrize("cgroup", [True, False], ids=["cgroup", "processes"])
+def test_cpu_seconds_counts_busy_loops_and_reaped_children(cgroup):
     process = start("""
 import os, sys, time
 def burn(seconds):
@@ -301,7 +302,8 @@ burn(0.4)
 print("burnt", flush=True)
 time.sleep(300)
 """, stdin=subprocess.PIPE)
-    tree = Tree(process.pid)
+    tree = Tree(process.pid, cgroup=cgroup)
+    assert (tree.cgroup is not None) == cgroup
     try:
         until_line(process, "reaped")
         first = tree.cpu_seconds()  # the child was never seen running: its time is in its parent's reaped part
@@ -319,7 +321,8 @@ time.sleep(300)
 
 
 @needs_sandbox
-def test_cpu_seconds_keeps_a_seen_child_that_no_one_reaps():
+@pytest.mark.parametrize("cgroup", [True, False], ids=["cgroup", "processes"])
+def test_cpu_seconds_keeps_a_seen_child_that_no_one_reaps(cgroup):
     process = start("""
 import os, signal, time
 signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # children vanish when they exit, their time with them
@@ -330,7 +333,8 @@ if os.fork() == 0:
     os._exit(0)
 time.sleep(300)
 """)
-    tree = Tree(process.pid)
+    tree = Tree(process.pid, cgroup=cgroup)
+    assert (tree.cgroup is not None) == cgroup
     try:
         deadline = time.monotonic() + 10
         while len(tree.processes()) < 4 and time.monotonic() < deadline:  # bwrap, its init, python, the child
