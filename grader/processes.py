@@ -95,7 +95,7 @@ def stat(pid: int) -> Stat | None:
 
 
 def children(pid: int) -> list[int]:
-    """Returns the children of process `pid` (of each of its threads), read from /proc/PID/task/*/children."""
+    """Returns the children of process `pid` (of each of its threads), read from ``/proc/PID/task/*/children``."""
     found = []
     try:
         threads = os.listdir(f"/proc/{pid}/task")
