@@ -187,6 +187,8 @@ def _run(path: str, name: str, out: str, note: str, cpu_seconds: str, mode: str 
             write(False, f"{name}: the check stopped with {failures._type_name(error)}: {error}")
     finally:
         remote.close()
+        if launcher is not None:  # the server is stopped: its scratch copy goes now
+            launcher.close()
 
 
 if __name__ == "__main__":
