@@ -477,6 +477,24 @@ def test_what_a_unit_leaves_is_removed(remover):
         shutil.rmtree(parent, ignore_errors=True)
 
 
+@needs_sandbox
+def test_the_re_checks_scratch_copy_is_gone_when_the_unit_ends(tmp_path):
+    from grader.recheck import judge, student_launcher
+
+    unit, scratch = tmp_path / "unit", tmp_path / "scratch"
+    unit.mkdir()
+    scratch.mkdir()
+    (unit / "given.txt").write_text("the unit's own file")
+    answer = {"source": "import os\nexec(" + repr(LEAVE) + ")\ndef here():\n    return os.getcwd()",
+              "meta": {"solution": True, "grade_id": "answer"}}
+    test = {"source": "assert here() != ''", "meta": {"grade": True, "grade_id": "here", "points": 1}}
+    verdicts, _ = judge([answer, test], [{**answer, "source": "# YOUR CODE HERE"}, test], folder=unit,
+                        launcher=student_launcher(under=scratch))
+    assert verdicts["here"].passed, verdicts
+    assert os.listdir(scratch) == []  # its copy, and all the code left in it, gone with the re-check
+    assert os.listdir(unit) == ["given.txt"]
+
+
 def test_command_for_an_ordinary_user(monkeypatch):
     monkeypatch.setattr(sandbox_module, "_is_root", lambda: False)
     command = Sandbox._unchecked().command(["python3", "-c", "pass"], cwd="/tmp", seccomp=7)
