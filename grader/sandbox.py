@@ -46,8 +46,8 @@ from pathlib import Path
 from grader.course import MEMORY_MB
 from grader.processes import Cgroup, Descendants, die_with_parent, every_pid, libc_prctl
 
-__all__ = ["Limits", "Sandbox", "SandboxUnavailable", "Tree", "available", "keyring_filter", "remove_folder", "run_limited",
-           "kernel_main"]
+__all__ = ["Limits", "Sandbox", "SandboxUnavailable", "Tree", "available", "keyring_filter", "keyring_program",
+           "remove_folder", "run_limited", "kernel_main"]
 
 HOME = "/home/student"
 FIRST_UID = 61000
@@ -72,6 +72,9 @@ KERNEL_ENV_DROPPED = frozenset({"JPY_PARENT_PID", "TTT_GRADER_KERNELS", "TTT_GRA
 # (classic BPF, ``bwrap --seccomp FD``) just before it runs the command, and add_key, request_key and
 # keyctl fail with EPERM. (libseccomp's Python bindings are not on PyPI; pyseccomp, a ctypes wrapper of
 # the C library, has had no release since 2021: the few instructions are written here instead.)
+# The keyrings are not also cleared when a root sandbox ends: with every keyring call refused, nothing
+# in a later sandbox can reach what a uid's keyrings hold, and clearing them would take a process of
+# the grader's switched to that uid (keyctl acts on the caller's own) at the end of every sandbox.
 KEYRING_CALLS = {  # platform.machine(): (AUDIT_ARCH_* of its system calls, numbers of add_key, request_key, keyctl)
     "x86_64": (0xC000003E, (248, 249, 250)),
     "aarch64": (0xC00000B7, (217, 218, 219)),
