@@ -23,6 +23,7 @@ a sandbox (see :func:`kernel_main`); ``python -m grader.sandbox check`` says whe
 from __future__ import annotations
 
 import argparse
+import errno
 import fcntl
 import functools
 import os
@@ -558,8 +559,9 @@ def remove_folder(folder: str | Path) -> None:
     gone, by root or by the sandbox's own uid (an ordinary user's sandbox runs under the user's uid);
     nothing when the folder is gone already; raises OSError when something could not be removed.
 
-    What a folder holds is moved up into `folder` itself, one level at a time, and removed there: the
-    depth costs no recursion and no long path (shutil.rmtree recurses, and stops past about 1,000 levels).
+    A folder's files are removed where they are, its folders moved up into `folder` itself and emptied
+    there in turn: the depth costs no recursion, no long path and no open folder per level
+    (shutil.rmtree recurses, and stops past about 1,000 levels).
     """
     try:
         if not stat.S_ISDIR(os.lstat(folder).st_mode):
@@ -568,37 +570,54 @@ def remove_folder(folder: str | Path) -> None:
         top = _opened_folder(folder)
     except FileNotFoundError:
         return
-    moved = 0  # what is moved up is named .removed-N, N from here, never over a name that is there
+    root = os.geteuid() == 0  # moves any folder; another uid moves only a folder it may write in
+    moved = 0  # a folder moved up is named .removed-N, N from here, never over a folder that is there
     try:
-        while names := os.listdir(top):
+        while entries := list(os.scandir(top)):
             progress, failure = False, None
-            for name in names:
+            folders = deque()  # the folders in `folder` to empty and remove, each found once
+            for entry in entries:
                 try:
-                    if not stat.S_ISDIR(os.lstat(name, dir_fd=top).st_mode):
-                        os.unlink(name, dir_fd=top)
+                    if entry.is_dir(follow_symlinks=False):
+                        folders.append(entry.name)
                     else:
-                        inner = _opened_folder(name, top)
-                        try:
-                            for held in os.listdir(inner):
-                                if stat.S_ISDIR(os.lstat(held, dir_fd=inner).st_mode):  # a folder moves only if writable
-                                    os.chmod(held, 0o700, dir_fd=inner, follow_symlinks=False)
-                                while True:
-                                    moved += 1
-                                    try:
-                                        os.lstat(f".removed-{moved}", dir_fd=top)
-                                    except FileNotFoundError:
-                                        break
-                                os.rename(held, f".removed-{moved}", src_dir_fd=inner, dst_dir_fd=top)
-                                progress = True
-                        finally:
-                            os.close(inner)
-                        os.rmdir(name, dir_fd=top)
-                    progress = True
+                        os.unlink(entry.name, dir_fd=top)
+                        progress = True
                 except FileNotFoundError:
                     progress = True  # gone already
                 except OSError as error:
                     failure = error
-            if not progress:  # a whole pass removed and moved nothing: it stays
+            while folders:
+                name = folders.popleft()
+                try:
+                    inner = _opened_folder(name, top)
+                    try:
+                        for held in list(os.scandir(inner)):
+                            if not held.is_dir(follow_symlinks=False):
+                                os.unlink(held.name, dir_fd=inner)
+                                continue
+                            if not root:
+                                os.chmod(held.name, 0o700, dir_fd=inner, follow_symlinks=False)
+                            while True:  # over a file or an empty folder it is one less to remove
+                                moved += 1
+                                try:
+                                    os.rename(held.name, f".removed-{moved}", src_dir_fd=inner, dst_dir_fd=top)
+                                    break
+                                except (NotADirectoryError, FileExistsError):
+                                    continue
+                                except OSError as error:
+                                    if error.errno != errno.ENOTEMPTY:
+                                        raise
+                            folders.append(f".removed-{moved}")
+                    finally:
+                        os.close(inner)
+                    os.rmdir(name, dir_fd=top)
+                    progress = True
+                except FileNotFoundError:
+                    progress = True
+                except OSError as error:
+                    failure = error
+            if not progress:  # a whole pass removed nothing: it stays
                 raise failure
     finally:
         os.close(top)
