@@ -43,8 +43,9 @@ class CheckResult:
     passed: bool
     message: str
     seconds: float  # wall-clock time of the check's subprocess
-    cpu_seconds: float = 0.0  # CPU time the check used (what the limit counts)
+    cpu_seconds: float = 0.0  # CPU time the file's code used, in its sandbox (what the limit counts)
     broken_by: list = field(default_factory=list)
+    checker_cpu_seconds: float = 0.0  # CPU time the check itself used outside the sandbox (calling, comparing)
 
     def as_dict(self) -> dict:
         """Returns the result as plain data (for --json)."""
@@ -86,7 +87,8 @@ def _check_one(path: Path, name: str, *, timeout: float, sandbox: bool) -> Check
         seconds = time.perf_counter() - start
         if out.exists():
             found = json.loads(out.read_text())
-            return CheckResult(name, found["passed"], found["message"], seconds, found["cpu_seconds"], found["broken_by"])
+            return CheckResult(name, found["passed"], found["message"], seconds, found["cpu_seconds"], found["broken_by"],
+                               found["checker_cpu_seconds"])
         during = _last_call(note)
         last = (done.stderr or "").strip().splitlines()[-1:] or [""]
         why = f"the check stopped (exit code {done.returncode}) {last[0][:200]}".strip()
@@ -104,6 +106,7 @@ def _last_call(note: Path) -> str:
 def report(results: list[CheckResult]) -> str:
     """Returns the results as text: a line per function, then each failure's message and each pass's caveat."""
     lines = [f"{'PASS' if r.passed else 'FAIL'}  {r.function:<13} {r.cpu_seconds:5.1f} s CPU"
+             f" (the check's own: {r.checker_cpu_seconds:.1f} s)"
              + (f"  (as written it fails because of your {', '.join(r.broken_by)})" if r.broken_by else "") for r in results]
     for r in results:
         if not r.passed or r.broken_by:
@@ -139,7 +142,8 @@ def _run(path: str, name: str, out: str, note: str, cpu_seconds: str, mode: str 
 
     def write(passed: bool, message: str, broken_by=()) -> None:
         Path(out).write_text(json.dumps({"passed": passed, "message": message, "broken_by": list(broken_by),
-                                         "cpu_seconds": round(time.process_time() - started + remote.cpu_seconds(), 2)}))
+                                         "cpu_seconds": round(remote.cpu_seconds(), 2),
+                                         "checker_cpu_seconds": round(time.process_time() - started, 2)}))
 
     folder = Path(out).parent / "file"
     folder.mkdir()
@@ -183,6 +187,8 @@ def _run(path: str, name: str, out: str, note: str, cpu_seconds: str, mode: str 
             write(False, f"{name}: the check stopped with {failures._type_name(error)}: {error}")
     finally:
         remote.close()
+        if launcher is not None:  # the server is stopped: its scratch copy goes now
+            launcher.close()
 
 
 if __name__ == "__main__":

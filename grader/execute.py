@@ -31,7 +31,6 @@ from __future__ import annotations
 import atexit
 import functools
 import os
-import shutil
 import signal
 import threading
 import time
@@ -310,9 +309,15 @@ class SafeExecute(Execute):
         return self.__dict__["_folders"]
 
     def _forget_run_folders(self) -> None:
-        """Removes the kernels' private folders (connection files, sockets) once the notebook is done."""
+        """Removes the kernels' private folders (connection files, sockets, the copy of the unit's folder the
+        kernel worked in, whatever its code left there) once the notebook is done."""
+        from grader.sandbox import remove_folder
+
         for folder in self._run_folders:
-            shutil.rmtree(folder, ignore_errors=True)
+            try:
+                remove_folder(folder)
+            except OSError:
+                pass
         self._run_folders.clear()
 
     def _launch(self) -> dict:

@@ -31,6 +31,7 @@ import sys
 from pathlib import Path
 
 from grader.course import MEMORY_MB
+from grader.processes import every_pid
 
 KERNEL_NAME = "ttt-grading"
 MAX_FILE_MB = 256  # the largest file a kernel may write
@@ -76,12 +77,11 @@ def use_kernelspecs(root: Path) -> None:
 def _processes_of_this_user() -> int:
     uid = os.getuid()
     count = 0
-    for entry in os.scandir("/proc") if os.path.isdir("/proc") else ():
-        if entry.name.isdigit():
-            try:
-                count += entry.stat().st_uid == uid
-            except OSError:
-                pass
+    for pid in every_pid():
+        try:
+            count += os.stat(f"/proc/{pid}").st_uid == uid
+        except OSError:
+            pass
     return count
 
 

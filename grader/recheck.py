@@ -93,23 +93,42 @@ NO_VERDICT = Verdict(False, "the re-check gave no verdict", ename="NoVerdict",
                      evalue="the re-check gave this test cell no verdict")
 
 
-def student_launcher(*, memory_mb: int | None = None, under: Path | None = None):
-    """Returns the launcher a submission's student server is started with (``grader.remote``): in a
-    sandbox of its own (``grader.sandbox``) whose only writable folder is a scratch copy of the
-    unit's folder (the submission's own files, which its code may import or read), made under
-    `under` (default: the temporary folder, a grading worker's own)."""
-    import tempfile
+class StudentLauncher:
+    """The launcher a submission's student server is started with (``grader.remote``): in a sandbox
+    of its own (``grader.sandbox``) whose only writable folder is a scratch copy of the unit's folder
+    (the submission's own files, which its code may import or read), made under `under` (default:
+    the temporary folder, a grading worker's own). ``close`` removes every copy it made, whatever the
+    submission's code left in them: called once the servers are stopped, at the unit's end."""
 
-    from grader.sandbox import Limits, Sandbox, copy_folder
+    def __init__(self, *, memory_mb: int | None = None, under: Path | None = None) -> None:
+        from grader.sandbox import Limits
 
-    limits = Limits(memory_mb=memory_mb) if memory_mb else Limits()
+        self.limits = Limits(memory_mb=memory_mb) if memory_mb else Limits()
+        self.under = under
+        self.scratch: list[Path] = []
 
-    def launch(argv, *, cwd, **popen_kwargs):
-        scratch = Path(tempfile.mkdtemp(prefix="unit-", dir=under))
+    def __call__(self, argv, *, cwd, **popen_kwargs):
+        import tempfile
+
+        from grader.sandbox import Sandbox, copy_folder
+
+        scratch = Path(tempfile.mkdtemp(prefix="unit-", dir=self.under))
+        self.scratch.append(scratch)
         copy_folder(Path(cwd), scratch)
-        return Sandbox([scratch], env={**RECHECK_ENV}, limits=limits).popen(argv, cwd=scratch, **popen_kwargs)
+        return Sandbox([scratch], env={**RECHECK_ENV}, limits=self.limits).popen(argv, cwd=scratch, **popen_kwargs)
 
-    return launch
+    def close(self) -> None:
+        """Removes the scratch copies (their servers stopped); raises OSError when one could not be removed."""
+        from grader.sandbox import remove_folder
+
+        while self.scratch:
+            remove_folder(self.scratch.pop())
+
+
+def student_launcher(*, memory_mb: int | None = None, under: Path | None = None) -> StudentLauncher:
+    """Returns a :class:`StudentLauncher`: the submission's student server in a sandbox, on a scratch copy
+    of the unit's folder (under `under`), capped at `memory_mb` (default: the sandbox's)."""
+    return StudentLauncher(memory_mb=memory_mb, under=under)
 
 
 # -- in the grader ----------------------------------------------------------------------------
@@ -183,6 +202,8 @@ def judge(submitted: list[dict], lesson: list[dict], *, folder: Path, timeout: f
         notes += [f"cell {grade_id}: {verdict.suspicious}" for grade_id, verdict in verdicts.items() if verdict.suspicious]
     finally:
         remote.close()
+        if isinstance(launcher, StudentLauncher):  # the server is stopped: its scratch copies go now
+            launcher.close()
         for name, value in saved.items():
             os.environ.pop(name, None) if value is None else os.environ.__setitem__(name, value)
     return verdicts, list(dict.fromkeys(notes))

@@ -1061,19 +1061,22 @@ class _Watched:
 
 def watch(pid: int) -> Any:
     """Returns the watcher of the server started as process `pid`: ``cpu_seconds()`` (of its whole
-    process tree, never decreasing) and ``kill()`` (of the whole tree): ``grader.sandbox.Tree``,
-    or the same with psutil where grader.sandbox is missing."""
+    process tree, never decreasing: from the sandbox's cgroup where it has one), ``kill()`` (of the
+    whole tree) and ``close()`` (once reaped): ``grader.sandbox.Tree``, or the same with psutil where
+    grader.sandbox is missing."""
     tree = getattr(_sandbox_module(), "Tree", None)
     return tree(pid) if tree is not None else _Watched(pid)
 
 
 def _stop(popen: subprocess.Popen, watcher: Any) -> None:
-    """Kills the server's process tree and reaps the process `popen` started."""
+    """Kills the server's process tree, reaps the process `popen` started, and lets the watcher go."""
     with contextlib.suppress(Exception):
         watcher.kill()
     with contextlib.suppress(OSError):
         popen.kill()
     popen.wait()
+    with contextlib.suppress(Exception):
+        getattr(watcher, "close", lambda: None)()
 
 
 def _default_launcher(argv: list[str], **options: Any) -> subprocess.Popen:
@@ -1255,8 +1258,8 @@ class Remote:
 
     def _launch(self) -> None:
         self._generation += 1
-        self._cpu_base += self._cpu_last[0]
-        self._cpu_last = (0.0, -1.0)
+        self._cpu_base += self._reading()  # the last server's, all of it
+        self._cpu_last, self._watcher = (0.0, -1.0), None
         self._dead = None
         to_read, to_write = os.pipe()
         from_read, from_write = os.pipe()
@@ -1418,25 +1421,39 @@ class Remote:
         finally:
             self._budgets.pop()
 
-    def cpu_seconds(self, *, fresh: bool = True) -> float:
-        """Returns the CPU seconds the student servers have used so far (restarted ones included);
-        `fresh` False may answer from a reading up to 50 ms old."""
-        reading, when = self._cpu_last
-        now = time.monotonic()
-        if (fresh or now - when > 0.05) and self._popen is not None and self._watcher is not None:
+    def cpu_seconds(self) -> float:
+        """Returns the CPU seconds the student servers have used so far (restarted ones included),
+        read from outside the server (its sandbox's cgroup where it has one): never the server's word."""
+        return self._cpu_base + self._reading()
+
+    def _reading(self) -> float:
+        """Returns the CPU seconds of this server (its last reading once it is gone), read now."""
+        reading = self._cpu_last[0]
+        if self._watcher is not None:
             with contextlib.suppress(Exception):
                 reading = max(reading, self._watcher.cpu_seconds())
-            self._cpu_last = (reading, now)
-        return self._cpu_base + reading
+            self._cpu_last = (reading, time.monotonic())
+        return reading
+
+    def _cpu_at_most(self) -> float:
+        """Returns a bound on cpu_seconds() got without reading it: the last reading plus all the
+        machine's cores busy since (a server cannot use more)."""
+        reading, when = self._cpu_last
+        if when < 0 or self._popen is None:
+            return self.cpu_seconds()
+        return self._cpu_base + reading + (time.monotonic() - when) * (os.cpu_count() or 1)
 
     def _call_limit(self) -> tuple[Optional[float], Optional[float]]:
         """The CPU seconds the next call may use, and the budget (its seconds in all) when what is
-        left of one is what bounds it (else None)."""
+        left of one is what bounds it (else None). The servers' CPU time is read afresh only when
+        what is left of a budget might be less than the call's own limit."""
         limit = self._cpu_limits[-1] if self._cpu_limits else None
         limit = self.cpu if limit is None else limit
         bound_by = None
         if self._budgets:
-            used = self.cpu_seconds(fresh=False)
+            used = self._cpu_at_most()
+            if limit is None or any(seconds - (used - began) < limit for began, seconds in self._budgets):
+                used = self.cpu_seconds()
             for began, seconds in self._budgets:
                 left = seconds - (used - began)
                 if left <= 0:

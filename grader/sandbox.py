@@ -2,15 +2,19 @@
 
 A sandbox sees the system (``/usr``, ``/etc``, ...) and the Python installation read-only, the packages
 ``ttt`` and ``grader`` read-only (not the project folder around them), a private HOME and /tmp, no
-network, its own pid namespace, and only the folders it is given. Limits: address space, processes,
+network, its own pid namespace, no kernel keyrings (a seccomp filter, :func:`keyring_filter`), and
+only the folders it is given. Limits: address space, processes,
 file size, open files (rlimits); CPU time and stalls are watched from outside (:class:`Tree`,
-:func:`run_limited`).
+:func:`run_limited`), from a cgroup of the sandbox's own where one can be made (see ``grader.processes``).
 
 When run as root, each sandbox runs under a uid of its own (61000 and up): bwrap, started as root, builds
 the mounts, then ``setpriv`` switches to that uid with every capability gone before the command runs.
 bwrap cannot do the mounts after the switch itself: it resolves every bound path as the calling user,
 and the installation may live in a folder only root can enter (``/root/.pyenv``). As an ordinary user,
 bwrap runs in a user namespace under the caller's own uid.
+
+A unit's writable folders are the grader's to remove once its sandbox is gone, whatever the student's code
+left in them (:func:`remove_folder`).
 
 ``python -m grader.sandbox kernel CONNECTION_FILE [--memory-mb N] -- ARGV...`` starts a Jupyter kernel in
 a sandbox (see :func:`kernel_main`); ``python -m grader.sandbox check`` says whether a sandbox can start here.
@@ -19,12 +23,17 @@ a sandbox (see :func:`kernel_main`); ``python -m grader.sandbox check`` says whe
 from __future__ import annotations
 
 import argparse
+import errno
 import fcntl
 import functools
 import os
+import platform
 import random
 import resource
 import shutil
+import signal
+import stat
+import struct
 import subprocess
 import sys
 import threading
@@ -35,12 +44,11 @@ from dataclasses import dataclass
 from importlib.util import find_spec
 from pathlib import Path
 
-import psutil
-
 from grader.course import MEMORY_MB
-from grader.processes import die_with_parent, libc_prctl
+from grader.processes import Cgroup, Descendants, die_with_parent, every_pid, libc_prctl
 
-__all__ = ["Limits", "Sandbox", "SandboxUnavailable", "Tree", "available", "run_limited", "kernel_main"]
+__all__ = ["Limits", "Sandbox", "SandboxUnavailable", "Tree", "available", "keyring_filter", "keyring_program",
+           "remove_folder", "run_limited", "kernel_main"]
 
 HOME = "/home/student"
 FIRST_UID = 61000
@@ -56,6 +64,74 @@ KERNEL_ENV_NAMES = frozenset({"OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NU
 # mounts: the sandbox has its own (a kernel told about them would try to make its own user namespace)
 KERNEL_ENV_DROPPED = frozenset({"JPY_PARENT_PID", "TTT_GRADER_KERNELS", "TTT_GRADER_READ_ONLY", "TTT_GRADER_RUN",
                                 "TTT_GRADER_WORKER"})
+
+
+# -- no kernel keyrings ------------------------------------------------------------------------
+# Linux keeps a uid's keyrings (user, user-session, persistent) after its last process ends, and the
+# sandbox uids come back (round-robin): a key one unit adds would be found by a later unit under the
+# same uid. So no process in a sandbox may use the keyrings at all: bwrap loads this seccomp filter
+# (classic BPF, ``bwrap --seccomp FD``) just before it runs the command, and add_key, request_key and
+# keyctl fail with EPERM. (libseccomp's Python bindings are not on PyPI; pyseccomp, a ctypes wrapper of
+# the C library, has had no release since 2021: the few instructions are written here instead.)
+# The keyrings are not also cleared when a root sandbox ends: with every keyring call refused, nothing
+# in a later sandbox can reach what a uid's keyrings hold, and clearing them would take a process of
+# the grader's switched to that uid (keyctl acts on the caller's own) at the end of every sandbox.
+KEYRING_CALLS = {  # platform.machine(): (AUDIT_ARCH_* of its system calls, numbers of add_key, request_key, keyctl)
+    "x86_64": (0xC000003E, (248, 249, 250)),
+    "aarch64": (0xC00000B7, (217, 218, 219)),
+}
+X32_CALLS = 0x40000000  # x86_64's x32 calls: the same numbers with this bit, the same architecture
+_BPF_LOAD = 0x20  # BPF_LD | BPF_W | BPF_ABS: load the 32-bit word at offset k of struct seccomp_data
+_BPF_IF_EQUAL, _BPF_IF_AT_LEAST = 0x15, 0x35  # BPF_JMP | BPF_JEQ / BPF_JGE | BPF_K: compare with k, then skip jt or jf
+_BPF_RETURN = 0x06  # BPF_RET | BPF_K: the verdict k
+_SECCOMP_ALLOW, _SECCOMP_EPERM = 0x7FFF0000, 0x00050000 | 1  # SECCOMP_RET_ALLOW; SECCOMP_RET_ERRNO with errno EPERM
+_NR, _ARCH = 0, 4  # offsets in struct seccomp_data: int nr; __u32 arch; ...
+
+
+def _bpf(code: int, k: int, jt: int = 0, jf: int = 0) -> bytes:
+    """One instruction of a classic BPF program (struct sock_filter: u16 code, u8 jt, u8 jf, u32 k)."""
+    return struct.pack("=HBBI", code, jt, jf, k)
+
+
+def keyring_program(machine: str | None = None) -> bytes | None:
+    """Return the seccomp filter (compiled classic BPF) that refuses the kernel keyrings on `machine`
+    (default: this one), or None for a machine it has no numbers for (then no filter is loaded).
+
+    A call of another architecture than the machine's own (i386's int 0x80 on x86_64, 32-bit ARM
+    on aarch64) is refused whatever it is: its numbers differ, and nothing in a sandbox makes one.
+    """
+    machine = machine or platform.machine()
+    if machine not in KEYRING_CALLS:
+        return None
+    arch, calls = KEYRING_CALLS[machine]
+    refused = [(_BPF_IF_AT_LEAST, X32_CALLS)] if machine == "x86_64" else []
+    refused += [(_BPF_IF_EQUAL, number) for number in calls]
+    program = [_bpf(_BPF_LOAD, _ARCH),
+               _bpf(_BPF_IF_EQUAL, arch, jt=1),  # the machine's own calls: go on to their number
+               _bpf(_BPF_RETURN, _SECCOMP_EPERM),  # another architecture's: refused
+               _bpf(_BPF_LOAD, _NR)]
+    for index, (test, number) in enumerate(refused):  # a match jumps over the ones left and ALLOW, to EPERM
+        program.append(_bpf(test, number, jt=len(refused) - index))
+    program += [_bpf(_BPF_RETURN, _SECCOMP_ALLOW), _bpf(_BPF_RETURN, _SECCOMP_EPERM)]
+    return b"".join(program)
+
+
+def keyring_filter() -> int | None:
+    """Return a file descriptor (close-on-exec) bwrap reads the keyring filter from (``--seccomp FD``),
+    the read end of a pipe that holds all of it; None where there is no filter for this machine. The
+    caller passes it on (``pass_fds``, or inheritable before exec) and closes its own copy."""
+    program = keyring_program()
+    if program is None:
+        return None
+    read, write = os.pipe()
+    try:
+        os.write(write, program)  # a few dozen bytes: far less than a pipe holds
+    except BaseException:
+        os.close(read)
+        raise
+    finally:
+        os.close(write)
+    return read
 
 
 class SandboxUnavailable(RuntimeError):
@@ -94,12 +170,17 @@ def available() -> str | None:
     if _is_root() and _tool("setpriv") is None:
         return "setpriv is missing (it gives each sandbox a uid of its own when run as root): apt-get install util-linux."
     probe = Sandbox._unchecked()
+    seccomp = keyring_filter()  # the probe loads the filter too: a bwrap that cannot is no sandbox
     try:
-        done = subprocess.run(probe.command([_tool("true") or "/usr/bin/true"], cwd="/"), preexec_fn=probe._set_limits,
+        done = subprocess.run(probe.command([_tool("true") or "/usr/bin/true"], cwd="/", seccomp=seccomp),
+                              preexec_fn=probe._set_limits, pass_fds=() if seccomp is None else (seccomp,),
                               stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                               timeout=60)
     except (OSError, subprocess.TimeoutExpired) as error:
         return f"bubblewrap could not start a sandbox: {error}."
+    finally:
+        if seccomp is not None:
+            os.close(seccomp)
     if done.returncode == 0:
         return None
     said = done.stderr.decode(errors="replace").strip().splitlines()
@@ -114,11 +195,9 @@ def available() -> str | None:
 def _uids_in_use() -> set[int]:
     """Return every uid and gid some process on the machine has now (real, effective, saved or file system)."""
     used = set()
-    for entry in os.scandir("/proc"):
-        if not entry.name.isdigit():
-            continue
+    for pid in every_pid():
         try:
-            with open(f"/proc/{entry.name}/status", "rb") as status:
+            with open(f"/proc/{pid}/status", "rb") as status:
                 for line in status:
                     if line.startswith((b"Uid:", b"Gid:")):
                         used.update(int(word) for word in line.split()[1:])
@@ -271,8 +350,10 @@ class Sandbox:
             bound.append(path)
         return options
 
-    def command(self, argv: Sequence[str], *, cwd: str | Path) -> list[str]:
-        """Return the full command line that runs `argv` in the sandbox with `cwd` as its current folder."""
+    def command(self, argv: Sequence[str], *, cwd: str | Path, seccomp: int | None) -> list[str]:
+        """Return the full command line that runs `argv` in the sandbox with `cwd` as its current folder;
+        `seccomp` is the file descriptor bwrap reads the keyring filter from (:func:`keyring_filter`; it
+        must reach bwrap open), None only where this machine has no filter."""
         bwrap = _tool("bwrap") or "bwrap"
         if self.root:  # no user namespace: setpriv inside needs the root that builds the mounts
             options = ["--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try",
@@ -291,6 +372,8 @@ class Sandbox:
                          "resource.setrlimit(resource.RLIMIT_NPROC, (n, n)); os.execvp(sys.argv[2], sys.argv[2:])",
                          str(self.limits.processes)]
         options += ["--die-with-parent", "--new-session", *self._mounts(), "--clearenv"]
+        if seccomp is not None:
+            options += ["--seccomp", str(seccomp)]
         for name, value in self.env.items():
             options += ["--setenv", name, value]
         return [bwrap, *options, "--chdir", str(cwd), "--", *inner, *argv]
@@ -312,99 +395,103 @@ class Sandbox:
         """Return the running process (bwrap, outside) that runs `argv` in the sandbox; Popen's options pass through."""
         before = popen_kwargs.pop("preexec_fn", None)
         libc_prctl()  # looked up here, in the parent
+        group = Cgroup.new()  # the sandbox's CPU time is read from it (see Tree)
+        join = group.opened() if group is not None else None
 
         def prepare() -> None:
+            if join is not None:  # first: bwrap and all it starts are counted from their first instruction
+                try:
+                    os.write(join, b"0")
+                except OSError:
+                    pass  # not counted by a cgroup: Tree reads the processes instead
             if before is not None:
                 before()
             die_with_parent()  # before the limits: a call through ctypes allocates
             self._set_limits()
 
-        return subprocess.Popen(self.command(argv, cwd=cwd), preexec_fn=prepare, **popen_kwargs)
-
-
-def _running(process: psutil.Process) -> bool:
-    """Return whether `process` still runs (an exited process waiting to be reaped does not)."""
-    try:
-        return process.status() != psutil.STATUS_ZOMBIE
-    except psutil.NoSuchProcess:
-        return False
+        seccomp = keyring_filter()
+        passed = tuple(popen_kwargs.pop("pass_fds", ())) + (() if seccomp is None else (seccomp,))
+        try:
+            process = subprocess.Popen(self.command(argv, cwd=cwd, seccomp=seccomp), preexec_fn=prepare,
+                                       pass_fds=passed, **popen_kwargs)
+        except BaseException:
+            if group is not None:
+                group.remove()
+            raise
+        finally:
+            if join is not None:
+                os.close(join)
+            if seccomp is not None:
+                os.close(seccomp)
+        if group is not None and getattr(Cgroup.of(process.pid), "path", None) != group.path:
+            group.remove()  # the process could not join it
+        return process
 
 
 class Tree:
-    """The processes of one sandbox seen from outside: their CPU time, whether any runs, and a kill for all."""
+    """The processes of one sandbox seen from outside: their CPU time, whether any runs, and a kill for all.
 
-    def __init__(self, pid: int) -> None:
+    Where the sandbox has a cgroup of its own (:meth:`Sandbox.popen` and :func:`kernel_main` make
+    one where they can), everything is read from it: a reading costs the same however many processes
+    the machine runs, and counts every process that ran in the sandbox, short-lived ones too. Otherwise
+    (`cgroup` False, or none was made) the processes are found by walking down from the outer one.
+    """
+
+    def __init__(self, pid: int, *, cgroup: bool = True) -> None:
         """Watch the sandbox whose outer process (bwrap, started by us) is `pid`."""
         self.pid = pid
-        try:
-            self._root: psutil.Process | None = psutil.Process(pid)
-        except psutil.NoSuchProcess:
-            self._root = None
-        self._seen: dict[tuple[int, float], tuple[float, float]] = {}  # (pid, start) -> (own CPU, reaped children's)
-        self._total = 0.0
+        self.cgroup = Cgroup.of(pid) if cgroup else None
+        self._walk = Descendants(pid)
         self._lock = threading.Lock()
 
-    def _members(self) -> list[psutil.Process]:
-        """Return the outer process and all its descendants (orphans inside go to the pid namespace's init, one of them)."""
-        if self._root is None:
-            return []
-        try:
-            if not self._root.is_running():  # its pid now names another process
-                return []
-            return [self._root, *self._root.children(recursive=True)]
-        except psutil.NoSuchProcess:
-            return []
+    def _members(self) -> list[int]:
+        """Return the pids of the processes that run now (the outer one first; an exited one waiting to be reaped is left out)."""
+        if self.cgroup is not None:
+            return sorted(self.cgroup.pids(), key=lambda pid: pid != self.pid)
+        return [pid for pid, status in self._walk.members() if status.state != "Z"]
 
     def cpu_seconds(self) -> float:
         """Return the CPU seconds (user + system) every process of the sandbox has used so far; never decreases.
 
-        Each poll adds what the processes seen now used since the last poll, and what their reaped children
-        used; a child seen before and reaped since was counted already up to then, so its part is taken off.
-        A process that exits between polls and is reaped by no one (SIGCHLD ignored) is missed: such work
-        shows as a stall to run_limited.
+        Without a cgroup, a process that exits between readings and is reaped by no one (SIGCHLD
+        ignored) is missed: such work shows as a stall to run_limited.
         """
+        if self.cgroup is not None:
+            return self.cgroup.cpu_seconds()
         with self._lock:
-            now = {}
-            for process in self._members():
-                try:
-                    with process.oneshot():
-                        times = process.cpu_times()
-                        key = (process.pid, process.create_time())
-                except psutil.Error:
-                    continue
-                now[key] = (times.user + times.system, times.children_user + times.children_system)
-            own = children = 0.0
-            for key, (used, reaped) in now.items():
-                used_before, reaped_before = self._seen.get(key, (0.0, 0.0))
-                own += max(0.0, used - used_before)
-                children += max(0.0, reaped - reaped_before)
-            gone = sum(used + reaped for key, (used, reaped) in self._seen.items() if key not in now)
-            self._total += own + max(0.0, children - gone)
-            self._seen = now
-            return self._total
+            return self._walk.cpu_seconds()
 
     def alive(self) -> bool:
         """Return whether any process of the sandbox still runs."""
-        return any(_running(process) for process in self._members())
+        return bool(self._members())
 
     def processes(self) -> list[int]:
         """Return the host pids of the sandbox's processes that run now (the outer bwrap first)."""
-        return [process.pid for process in self._members() if _running(process)]
+        return self._members()
 
     def kill(self) -> None:
         """SIGKILL every process of the sandbox and return once none runs (the outer one may stay unreaped)."""
+        if self.cgroup is not None:
+            self.cgroup.kill()
+            return
         while True:
-            members = [process for process in self._members() if _running(process)]
+            members = self._members()
             if not members:
                 return
-            for process in members:
+            for pid in members:
                 try:
-                    process.kill()
-                except psutil.NoSuchProcess:
+                    os.kill(pid, signal.SIGKILL)
+                except OSError:
                     pass
             deadline = time.monotonic() + 10
-            while any(_running(process) for process in members) and time.monotonic() < deadline:
+            while set(members) & set(self._members()) and time.monotonic() < deadline:
                 time.sleep(0.005)
+
+    def close(self) -> None:
+        """Remove the sandbox's cgroup, once its processes are gone and the outer one is reaped (its
+        CPU time stays readable); a cgroup left behind is removed by the next sandbox made here."""
+        if self.cgroup is not None:
+            self.cgroup.remove()
 
 
 def run_limited(tree: Tree, *, cpu_seconds: float | None, stall_seconds: float = 60.0, stall_cpu: float = 0.05,
@@ -445,6 +532,98 @@ def copy_folder(source: Path, target: Path, *, most_bytes: int = 32 * 2**20, lea
             shutil.copyfile(entry.path, target / entry.name, follow_symlinks=False)
 
 
+def _opened_folder(name: str | Path, at: int | None = None) -> int:
+    """Return a file descriptor of the folder `name` (in the folder of descriptor `at`), which this process
+    may now list and empty whatever its mode was; never follows a symbolic link (then OSError)."""
+    flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+    try:
+        fd = os.open(name, flags, dir_fd=at)
+    except PermissionError:  # a folder of our own we took the right to read from (root is never refused)
+        try:
+            os.chmod(name, 0o700, dir_fd=at, follow_symlinks=False)
+        except (ValueError, NotImplementedError):  # Linux changes no link's mode: it is one
+            raise NotADirectoryError(f"{name} is a symbolic link, not a folder") from None
+        fd = os.open(name, flags, dir_fd=at)
+    try:
+        os.fchmod(fd, 0o700)  # the folder itself, opened: writable again, for what it holds to leave it
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def remove_folder(folder: str | Path) -> None:
+    """Remove the folder `folder` and everything in it, however a unit's code left it: files and folders
+    it made unreadable or unwritable (chmod 000), folders nested any depth, any number of files. Never
+    follows a symbolic link (a link is removed, not what it points to). Run once the unit's sandbox is
+    gone, by root or by the sandbox's own uid (an ordinary user's sandbox runs under the user's uid);
+    nothing when the folder is gone already; raises OSError when something could not be removed.
+
+    A folder's files are removed where they are, its folders moved up into `folder` itself and emptied
+    there in turn: the depth costs no recursion, no long path and no open folder per level
+    (shutil.rmtree recurses, and stops past about 1,000 levels).
+    """
+    try:
+        if not stat.S_ISDIR(os.lstat(folder).st_mode):
+            os.unlink(folder)
+            return
+        top = _opened_folder(folder)
+    except FileNotFoundError:
+        return
+    root = os.geteuid() == 0  # moves any folder; another uid moves only a folder it may write in
+    moved = 0  # a folder moved up is named .removed-N, N from here, never over a folder that is there
+    try:
+        while entries := list(os.scandir(top)):
+            progress, failure = False, None
+            folders = deque()  # the folders in `folder` to empty and remove, each found once
+            for entry in entries:
+                try:
+                    if entry.is_dir(follow_symlinks=False):
+                        folders.append(entry.name)
+                    else:
+                        os.unlink(entry.name, dir_fd=top)
+                        progress = True
+                except FileNotFoundError:
+                    progress = True  # gone already
+                except OSError as error:
+                    failure = error
+            while folders:
+                name = folders.popleft()
+                try:
+                    inner = _opened_folder(name, top)
+                    try:
+                        for held in list(os.scandir(inner)):
+                            if not held.is_dir(follow_symlinks=False):
+                                os.unlink(held.name, dir_fd=inner)
+                                continue
+                            if not root:
+                                os.chmod(held.name, 0o700, dir_fd=inner, follow_symlinks=False)
+                            while True:  # over a file or an empty folder it is one less to remove
+                                moved += 1
+                                try:
+                                    os.rename(held.name, f".removed-{moved}", src_dir_fd=inner, dst_dir_fd=top)
+                                    break
+                                except (NotADirectoryError, FileExistsError):
+                                    continue
+                                except OSError as error:
+                                    if error.errno != errno.ENOTEMPTY:
+                                        raise
+                            folders.append(f".removed-{moved}")
+                    finally:
+                        os.close(inner)
+                    os.rmdir(name, dir_fd=top)
+                    progress = True
+                except FileNotFoundError:
+                    progress = True
+                except OSError as error:
+                    failure = error
+            if not progress:  # a whole pass removed nothing: it stays
+                raise failure
+    finally:
+        os.close(top)
+    os.rmdir(folder)
+
+
 def kernel_main(args: Sequence[str]) -> None:
     """Replace this process with a Jupyter kernel in a sandbox; returns only by raising.
 
@@ -472,7 +651,16 @@ def kernel_main(args: Sequence[str]) -> None:
     work = run / "work"  # the kernel works in a copy of the notebook's folder: what it writes stays there
     copy_folder(cwd, work)
     sandbox = Sandbox([run], env=env, limits=Limits(memory_mb=options.memory_mb))
-    command = sandbox.command(argv, cwd=work)
+    seccomp = keyring_filter()
+    if seccomp is not None:
+        os.set_inheritable(seccomp, True)  # bwrap, exec'd in this process's place, reads it
+    command = sandbox.command(argv, cwd=work, seccomp=seccomp)
+    group = Cgroup.new()  # this process (bwrap, once exec'd) and all it starts: their CPU time is read from it
+    if group is not None:
+        try:
+            group.join()
+        except OSError:
+            group.remove()
     die_with_parent()  # a grading worker killed outright takes its kernel's sandbox with it
     sandbox._set_limits()
     os.execv(command[0], command)
@@ -490,6 +678,9 @@ def main(args: Sequence[str] | None = None) -> int:
     if args[:1] == ["check"]:
         reason = available()
         print(reason or "A sandbox can start here.")
+        if reason is None and keyring_program() is None:
+            print(f"Its processes may use the kernel keyrings: the grader has no seccomp filter for {platform.machine()} "
+                  f"(only for {', '.join(KEYRING_CALLS)}).")
         return 0 if reason is None else 1
     print("usage: python -m grader.sandbox kernel CONNECTION_FILE [--memory-mb N] -- ARGV...\n"
           "       python -m grader.sandbox check", file=sys.stderr)

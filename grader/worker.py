@@ -13,6 +13,7 @@ started. The results go back to the one writer, ``grader.gradebook``.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -233,6 +234,7 @@ def _stop_kernels(spare_too: bool = False) -> None:
     themselves but the spare one (``spare_too``: that as well), and removes their private folders."""
     from grader import execute
     from grader.kernel import KERNEL_ENV, KERNELS_ENV
+    from grader.sandbox import remove_folder
 
     if spare_too:
         execute.stop_spares()
@@ -240,10 +242,11 @@ def _stop_kernels(spare_too: bool = False) -> None:
     me = str(os.getpid())
     stop_processes(lambda pid, ppid, env: str(pid) not in spare and env.get(KERNEL_ENV) not in spare
                    and (env.get(WORKER_ENV) == me or str(ppid) == me))
-    for folder in Path(tempfile.gettempdir()).glob("unit-*"):  # this worker's re-check copies, their sandboxes gone
-        shutil.rmtree(folder, ignore_errors=True)
+    leftovers = list(Path(tempfile.gettempdir()).glob("unit-*"))  # this worker's re-check copies, their sandboxes gone
     kernels = os.environ.get(KERNELS_ENV)
     if kernels:
-        for folder in Path(kernels).glob("kernel-*"):
-            if folder.name.removeprefix("kernel-") not in spare and not alive(folder.name.removeprefix("kernel-")):
-                shutil.rmtree(folder, ignore_errors=True)
+        leftovers += [folder for folder in Path(kernels).glob("kernel-*")
+                      if folder.name.removeprefix("kernel-") not in spare and not alive(folder.name.removeprefix("kernel-"))]
+    for folder in leftovers:
+        with contextlib.suppress(OSError):  # whatever the unit's code left in them (grader.sandbox.remove_folder)
+            remove_folder(folder)

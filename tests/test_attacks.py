@@ -500,6 +500,89 @@ def _flood_reply(where):
     time.sleep(120.031339)
 '''
 
+SHORT_CHILDREN = '''
+def _short_children(where, seconds=0.1):
+    """In the re-check's student server only: children that each burn `seconds` of CPU (less than the
+    time between two readings of the sandbox's CPU) and end, one after another, never reaped (SIGCHLD
+    ignored) while their parent sleeps: all the work is theirs, and no process that runs shows it."""
+    if _phase() != "recheck":
+        return
+    import signal
+    signal.signal(signal.SIGCHLD, signal.SIG_IGN)
+    while True:
+        pid = os.fork()
+        if pid == 0:
+            os.environ["TTT_ATTACK_MARKER"] = "short"
+            end = time.process_time() + seconds
+            while time.process_time() < end:
+                pass
+            os._exit(0)
+        while True:  # until it is gone, reaped by the kernel: no wait here
+            time.sleep(0.05)
+            try:
+                os.kill(pid, 0)
+            except OSError:
+                break
+'''
+
+LEAVES = '''
+def _keyring():
+    """Looks for the key an earlier unit under the same uid left, and leaves one for a later unit."""
+    import ctypes, errno, platform
+    numbers = dict(x86_64=(248, 250), aarch64=(217, 219)).get(platform.machine())
+    if numbers is None:
+        return "no numbers for " + platform.machine()
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.syscall.restype = ctypes.c_long
+    def said(result):
+        return result if result >= 0 else errno.errorcode[ctypes.get_errno()]
+    found = dict(search=said(libc.syscall(numbers[1], 10, ctypes.c_int(-4), b"user", b"ttt-attack-marker", 0)))
+    if _LIVE:
+        found["add"] = said(libc.syscall(numbers[0], b"user", b"ttt-attack-marker", b"for a later unit", 16, ctypes.c_int(-4)))
+    return found
+
+
+def _leave(where):
+    """In every place it may write: a folder of many files it closes (mode 000), folders nested deeper
+    than shutil.rmtree recurses with a sealed file (mode 000) in an unwritable folder at the bottom,
+    the whole left unwritable."""
+    import tempfile
+    places = [os.getcwd(), os.path.dirname(os.getcwd()), os.path.expanduser("~"), tempfile.gettempdir(), "/tmp", "/dev/shm"]
+    places = [p for p in dict.fromkeys(places) if os.path.isdir(p) and os.access(p, os.W_OK)]
+    left = []
+    for place in places:
+        top = os.path.join(place, "ttt-attack-marker-" + where + "-" + _phase())
+        if not _LIVE:
+            continue
+        try:
+            os.makedirs(os.path.join(top, "many"))
+            for n in range(300):
+                with open(os.path.join(top, "many", str(n)), "w") as handle:
+                    handle.write("ttt-attack-marker")
+            os.chmod(os.path.join(top, "many"), 0)
+            fd = os.open(top, os.O_RDONLY)
+            for _ in range(1100):
+                os.mkdir("d", dir_fd=fd)
+                inner = os.open("d", os.O_RDONLY, dir_fd=fd)
+                os.close(fd)
+                fd = inner
+            sealed = os.open("sealed", os.O_CREAT | os.O_WRONLY, 0, dir_fd=fd)
+            os.write(sealed, b"ttt-attack-marker")
+            os.close(sealed)
+            os.chmod(fd, 0o500)
+            os.close(fd)
+            os.chmod(top, 0o500)
+            left.append(top)
+        except OSError as error:
+            left.append(top + ": " + str(error))
+    _report("leaves", where, cwd=os.getcwd(), places=places, left=left, keyring=_keyring())
+
+
+_leave("kernel")
+if "get_ipython" not in globals():
+    _leave("definitions")
+'''
+
 
 def _function(name: str, body: str, *, attack: str = "") -> str:
     """A function whose first call runs `attack(where)` before its `body` (indented source)."""
@@ -532,6 +615,9 @@ ATTACKERS = {
     "a11-sleeps": (SLEEPS_CODE, PLAYER, COUNT, None, True),  # its grade is whatever a stalled unit gets
     "a12-hash-flood": (HASH_FLOOD, _function("player", PLAYER_BODY, attack="_flood_reply"), COUNT,
                        {"test_player": 0, "test_count_empty": 1}, True),
+    "a15-short-children": (SHORT_CHILDREN, _function("player", PLAYER_BODY, attack="_short_children"), COUNT,
+                           {"test_player": 0, "test_count_empty": 1}, True),
+    "a16-leaves": (LEAVES, _function("player", PLAYER_BODY, attack="_leave"), COUNT, FULL, True),
 }
 # Which attacks the grader can see (b): a forged verdict is a notebook whose cells pass where its
 # definitions fail; a flipped switch or a lying value reaches the grader as a value that is not
@@ -973,6 +1059,37 @@ def test_feedback_and_export_show_the_same_grades(graded):
             assert rows[student]["suspicious"], rows[student]
     for student in list(HONEST) + list(graded["attackers"]):
         assert (graded["course"] / "feedback" / student / gc.LESSON / f"{gc.LESSON}.html").exists(), student
+
+
+# 15
+def test_short_lived_children_are_charged_to_the_cell(graded):
+    if "a15-short-children" not in graded["attackers"]:
+        pytest.skip("a15-short-children not chosen")
+    outcome = graded["outcomes"]["a15-short-children"]
+    assert not outcome.error  # the class finished: the unit was graded
+    # the work of children no one saw running and no one reaped is charged: the CPU limit stops the cell
+    assert f"test cell test_player timed out: it used more than its {CELL_LIMIT:g} s of CPU time" in outcome.problems, \
+        outcome.problems
+
+
+# 16
+def test_nothing_a_unit_leaves_outlives_it(graded):
+    if "a16-leaves" not in graded["attackers"]:
+        pytest.skip("a16-leaves not chosen")
+    reports = [r for r in _reports(graded["course"], "a16-leaves") if r["attack"] == "leaves"]
+    # the kernel's top-level code (its cell's output), the re-check's call of player (the test cell's output)
+    assert {(r["where"], r["phase"]) for r in reports} >= {("kernel", "kernel"), ("function", "recheck")}, reports
+    for report in reports:
+        # the keyrings are refused, not merely empty: no key reaches a later unit under the same uid
+        assert report["keyring"] == ({"search": "EPERM", "add": "EPERM"} if LIVE else {"search": "EPERM"}), report
+        if LIVE:
+            assert report["left"] and all(": " not in path for path in report["left"]), report  # all of it written
+    # the unit's copies (the kernel's work folder, the re-check's scratch copy: its current folders) are
+    # the same paths outside, and gone; HOME, /tmp and /dev/shm inside were the sandbox's own, and the
+    # host's show nothing of it (test_no_file_outside_the_units_changed)
+    left = [path for report in reports for path in [report["cwd"], *report["left"]] if os.path.lexists(path.split(": ")[0])]
+    course = [str(path) for path in graded["course"].rglob(f"*{MARK}*")]
+    assert (left, course) == ([], [])
 
 
 # -- ttt-grader check on a CS50 file that writes into the package and forges its verdict ----------

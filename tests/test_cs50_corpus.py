@@ -83,6 +83,7 @@ def test_check_gives_every_corpus_file_its_expected_verdicts(graded, path):
         else:
             assert message.startswith(f"{name}: correct on "), message
         assert isinstance(r["cpu_seconds"], float) and r["cpu_seconds"] > 0
+        assert isinstance(r["checker_cpu_seconds"], float) and r["checker_cpu_seconds"] > 0
 
 
 @pytest.mark.slow
@@ -90,7 +91,8 @@ def test_check_json_names_the_function_that_broke_another_as_written(capsys):
     path = next(p for p in CORPUS if p.stem == "winner_calls_utility")
     assert main(["check", str(path), "--json"]) == 1
     results = {r["function"]: r for r in json.loads(capsys.readouterr().out)}
-    assert set(results["winner"]) == {"function", "passed", "message", "broken_by", "seconds", "cpu_seconds"}
+    assert set(results["winner"]) == {"function", "passed", "message", "broken_by", "seconds", "cpu_seconds",
+                                       "checker_cpu_seconds"}
     assert results["winner"]["passed"] and results["winner"]["broken_by"] == ["utility"]
     assert "As written it fails, because it calls your own utility (your utility returned 1 where the CS50 " \
            "answer is -1 on the board [[" in results["winner"]["message"]

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
 import sys
 import sysconfig
+import tempfile
 import textwrap
 import time
+import uuid
 from pathlib import Path
 
 import psutil
@@ -18,7 +21,8 @@ import pytest
 
 import grader.sandbox as sandbox_module
 import ttt
-from grader.sandbox import Limits, Sandbox, SandboxUnavailable, Tree, available, run_limited
+from grader.sandbox import (Limits, Sandbox, SandboxUnavailable, Tree, available, keyring_program, remove_folder,
+                            run_limited)
 
 REASON = available()
 needs_sandbox = pytest.mark.skipif(REASON is not None, reason=f"no sandbox on this machine: {REASON}")
@@ -283,7 +287,8 @@ except MemoryError:
 
 
 @needs_sandbox
-def test_cpu_seconds_counts_busy_loops_and_reaped_children():
+@pytest.mark.parametrize("cgroup", [True, False], ids=["cgroup", "processes"])
+def test_cpu_seconds_counts_busy_loops_and_reaped_children(cgroup):
     process = start("""
 import os, sys, time
 def burn(seconds):
@@ -301,7 +306,8 @@ burn(0.4)
 print("burnt", flush=True)
 time.sleep(300)
 """, stdin=subprocess.PIPE)
-    tree = Tree(process.pid)
+    tree = Tree(process.pid, cgroup=cgroup)
+    assert (tree.cgroup is not None) == cgroup
     try:
         until_line(process, "reaped")
         first = tree.cpu_seconds()  # the child was never seen running: its time is in its parent's reaped part
@@ -319,7 +325,8 @@ time.sleep(300)
 
 
 @needs_sandbox
-def test_cpu_seconds_keeps_a_seen_child_that_no_one_reaps():
+@pytest.mark.parametrize("cgroup", [True, False], ids=["cgroup", "processes"])
+def test_cpu_seconds_keeps_a_seen_child_that_no_one_reaps(cgroup):
     process = start("""
 import os, signal, time
 signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # children vanish when they exit, their time with them
@@ -330,7 +337,8 @@ if os.fork() == 0:
     os._exit(0)
 time.sleep(300)
 """)
-    tree = Tree(process.pid)
+    tree = Tree(process.pid, cgroup=cgroup)
+    assert (tree.cgroup is not None) == cgroup
     try:
         deadline = time.monotonic() + 10
         while len(tree.processes()) < 4 and time.monotonic() < deadline:  # bwrap, its init, python, the child
@@ -365,10 +373,133 @@ def test_run_limited(code, limits, expected):
     assert time.monotonic() - began < 10
 
 
+KEYRING = """
+import ctypes, errno, json, platform
+add_key, keyctl = {"x86_64": (248, 250), "aarch64": (217, 219)}[platform.machine()]
+libc = ctypes.CDLL(None, use_errno=True)
+libc.syscall.restype = ctypes.c_long
+USER_KEYRING, SEARCH = ctypes.c_int(-4), 10  # KEY_SPEC_USER_KEYRING, KEYCTL_SEARCH
+def said(result):
+    return result if result >= 0 else errno.errorcode[ctypes.get_errno()]
+name = %r
+found = {"search": said(libc.syscall(keyctl, SEARCH, USER_KEYRING, b"user", name, 0))}
+if %r:
+    found["add"] = said(libc.syscall(add_key, b"user", name, b"a note for a later unit", 23, USER_KEYRING))
+print(json.dumps(found))
+"""
+
+
+@needs_sandbox
+def test_no_kernel_keyring_outlives_a_sandbox():
+    # a uid's keyrings outlive its processes, and sandbox uids come back: the same uid twice here
+    uid = sandbox_module.FIRST_UID + sandbox_module.UID_COUNT - 1 if ROOT else None
+    name = f"ttt-secret-{uuid.uuid4().hex}".encode()
+    first = outcome(KEYRING % (name, True), sandbox=Sandbox(uid=uid))
+    later = outcome(KEYRING % (name, False), sandbox=Sandbox(uid=uid))
+    assert first == {"search": "EPERM", "add": "EPERM"}  # refused, not merely not found
+    assert later == {"search": "EPERM"}
+
+
+def test_the_keyring_filter_is_made_for_known_machines_only():
+    for machine in ("x86_64", "aarch64"):
+        program = keyring_program(machine)
+        assert program and len(program) % 8 == 0  # whole struct sock_filter instructions
+    assert keyring_program("x86_64") != keyring_program("aarch64")
+    assert keyring_program("riscv64") is None  # no numbers for it: no filter, said by check
+
+
+LEAVE = """
+import os
+def nest(base, levels):  # deeper than shutil.rmtree's recursion goes, made one folder at a time
+    fd = os.open(base, os.O_RDONLY)
+    for _ in range(levels):
+        os.mkdir("d", dir_fd=fd)
+        inner = os.open("d", os.O_RDONLY, dir_fd=fd)
+        os.close(fd)
+        fd = inner
+    os.close(os.open("sealed", os.O_CREAT | os.O_WRONLY, 0, dir_fd=fd))  # mode 000
+    os.chmod(fd, 0o500)  # its folder unwritable
+    os.close(fd)
+os.mkdir("many")
+for n in range(3000):
+    open(f"many/{n}", "w").close()
+os.mkdir("deep")
+nest("deep", 1500)
+os.chmod("deep", 0)
+os.makedirs("shut/inner")
+open("shut/inner/file", "w").close()
+os.chmod("shut/inner/file", 0)
+os.chmod("shut/inner", 0)
+os.chmod("shut", 0o500)
+os.mkdir(".removed-1")  # the name the grader gives what it moves up: never written over
+os.symlink("/etc", "link")  # removed, never followed
+os.symlink("/etc/hostname", ".removed-2")
+os.chmod(".", 0)
+print("left")
+"""
+
+
+@needs_sandbox
+@pytest.mark.parametrize("remover", ["grader", "sandbox uid"])
+def test_what_a_unit_leaves_is_removed(remover):
+    # the folder's parent: the grader's (root-owned, others may pass), or the sandbox uid's (an ordinary user's)
+    parent = Path(tempfile.mkdtemp(prefix="ttt-leaves-"))
+    parent.chmod(0o711)
+    unit = parent / "unit"
+    unit.mkdir()
+    sandbox = Sandbox([unit])
+    try:
+        assert run(LEAVE, sandbox, cwd=unit).strip() == "left"
+        etc = sorted(os.listdir("/etc"))
+        if remover == "sandbox uid" and ROOT:
+            os.chown(parent, sandbox.uid, sandbox.uid)
+            child = os.fork()
+            if child == 0:  # the same uid as the code that left it all, and nothing more
+                code = 1
+                try:
+                    os.setgroups([])
+                    os.setresgid(sandbox.uid, sandbox.uid, sandbox.uid)
+                    os.setresuid(sandbox.uid, sandbox.uid, sandbox.uid)
+                    remove_folder(unit)
+                    code = 0
+                except BaseException as error:
+                    print(f"the sandbox's uid could not remove it: {error!r}", file=sys.stderr)
+                finally:
+                    os._exit(code)
+            assert os.waitpid(child, 0)[1] == 0
+        else:
+            remove_folder(unit)
+        assert os.listdir(parent) == []
+        assert sorted(os.listdir("/etc")) == etc and os.path.exists("/etc/hostname")
+        remove_folder(unit)  # gone already: nothing to do
+    finally:
+        os.chown(parent, 0, 0) if ROOT else None
+        shutil.rmtree(parent, ignore_errors=True)
+
+
+@needs_sandbox
+def test_the_re_checks_scratch_copy_is_gone_when_the_unit_ends(tmp_path):
+    from grader.recheck import judge, student_launcher
+
+    unit, scratch = tmp_path / "unit", tmp_path / "scratch"
+    unit.mkdir()
+    scratch.mkdir()
+    (unit / "given.txt").write_text("the unit's own file")
+    answer = {"source": "import os\nexec(" + repr(LEAVE) + ")\ndef here():\n    return os.getcwd()",
+              "meta": {"solution": True, "grade_id": "answer"}}
+    test = {"source": "assert here() != ''", "meta": {"grade": True, "grade_id": "here", "points": 1}}
+    verdicts, _ = judge([answer, test], [{**answer, "source": "# YOUR CODE HERE"}, test], folder=unit,
+                        launcher=student_launcher(under=scratch))
+    assert verdicts["here"].passed, verdicts
+    assert os.listdir(scratch) == []  # its copy, and all the code left in it, gone with the re-check
+    assert os.listdir(unit) == ["given.txt"]
+
+
 def test_command_for_an_ordinary_user(monkeypatch):
     monkeypatch.setattr(sandbox_module, "_is_root", lambda: False)
-    command = Sandbox._unchecked().command(["python3", "-c", "pass"], cwd="/tmp")
+    command = Sandbox._unchecked().command(["python3", "-c", "pass"], cwd="/tmp", seccomp=7)
     assert os.path.basename(command[0]) == "bwrap"
+    assert command[command.index("--seccomp") + 1] == "7"
     assert {"--unshare-all", "--unshare-user", "--disable-userns", "--die-with-parent", "--new-session",
             "--clearenv"} <= set(command)
     assert not any("setpriv" in word for word in command)
