@@ -95,8 +95,7 @@ def test_match_errors(args, message):
     assert out.returncode == 2 and message in out.stderr and "Traceback" not in out.stderr
 
 
-@pytest.mark.skipif(not compiled.AVAILABLE,
-                    reason="the fast extra (numba) is not installed")
+@pytest.mark.numba
 def test_the_compiled_search_is_prepared_before_the_first_move_saying_so():
     out = ttt("play", "--game", "nine-board", "--as", "O", "--time", "0.1")
     assert out.returncode == 0, out.stderr

@@ -23,17 +23,18 @@ from ttt.engine.mcts import Tree, mcts, playout
 from ttt.games import get_game
 
 GAMES = ("ultimate", "nine-board")
-NO_NUMBA = pytest.mark.skipif(not compiled.AVAILABLE, reason="the fast extra (numba) is not installed")
+NO_NUMBA = pytest.mark.numba  # fails, saying why, where the fast extra is missing (tests/conftest.py)
 
 
-@pytest.fixture(scope="module", params=["plain", pytest.param("compiled", marks=NO_NUMBA),
-                                        pytest.param("compiled with estimates", marks=NO_NUMBA)])
+@pytest.fixture(scope="module", params=["plain", "compiled", "compiled with estimates"])
 def search(request):
     """The search under test: the plain-Python one, and the compiled one (the fast extra),
     compiled once here so that no test's budget pays for it, without and with the heuristic's
     estimates backed up (the default player's; nine-board has none, so there it is the same)."""
     if request.param == "plain":
         return mcts
+    if not compiled.AVAILABLE:  # fails, saying why, where the fast extra is missing
+        pytest.fail(f"the fast extra (numba) is not installed: {compiled.INSTALL_HINT}", pytrace=False)
     compiled.warm_up()
     if request.param == "compiled":
         return compiled.mcts

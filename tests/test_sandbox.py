@@ -25,7 +25,7 @@ from grader.sandbox import (Limits, Sandbox, SandboxUnavailable, Tree, available
                             run_limited)
 
 REASON = available()
-needs_sandbox = pytest.mark.skipif(REASON is not None, reason=f"no sandbox on this machine: {REASON}")
+needs_sandbox = pytest.mark.sandbox  # fails, saying why, where none can start (tests/conftest.py)
 ROOT = os.geteuid() == 0
 
 

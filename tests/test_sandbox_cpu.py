@@ -21,7 +21,7 @@ from grader.recheck import student_launcher
 from grader.sandbox import Sandbox, Tree, available, run_limited
 
 REASON = available()
-needs_sandbox = pytest.mark.skipif(REASON is not None, reason=f"no sandbox on this machine: {REASON}")
+needs_sandbox = pytest.mark.sandbox  # fails, saying why, where none can start (tests/conftest.py)
 FILE = Path(__file__).parent / "data" / "cs50" / "list_actions.py"  # a CS50 file whose player and terminal pass
 SHORT_LIVED = """
 import os, signal, time
