@@ -253,13 +253,16 @@ class Cgroup:
         self._last = 0.0
 
     @classmethod
-    def new(cls) -> Cgroup | None:
-        """Returns a new empty cgroup under this process's own, or None where none can be made here
-        (no cgroup hierarchy we may write in, or ``TTT_GRADER_NO_CGROUP=1``). Removes first what a
-        killed run left there: empty cgroups of ours whose maker is gone."""
+    def new(cls, *, versions: tuple[int, ...] = (2, 1)) -> Cgroup | None:
+        """Returns a new empty cgroup under this process's own (cgroup v2 first, then v1 with cpuacct,
+        of `versions`), or None where none can be made here (no cgroup hierarchy we may write in, or
+        ``TTT_GRADER_NO_CGROUP=1``). Removes first what a killed run left there: empty cgroups of
+        ours whose maker is gone."""
         if os.environ.get(NO_CGROUP_ENV) == "1":
             return None
         for version, point in _hierarchies():
+            if version not in versions:
+                continue
             parent = _cgroup_path("self", version, point)
             for place in (parent, point) if parent and parent != point else (point,):
                 if not os.path.isdir(place) or not os.access(place, os.W_OK):

@@ -67,6 +67,28 @@ def test_a_sandbox_is_counted_from_its_own_accounting(cgroup):
         assert not os.path.exists(tree.cgroup.path)  # removed once the sandbox ended
 
 
+@pytest.mark.parametrize("version", [2, 1], ids=["v2", "v1"])
+def test_a_cgroup_counts_killed_and_short_lived_processes(version):
+    group = Cgroup.new(versions=(version,))
+    assert group is not None and group.version == version, f"no cgroup v{version} can be made here"
+    join = group.opened()
+    try:
+        process = subprocess.Popen([sys.executable, "-c", SHORT_LIVED + "burn()"], preexec_fn=lambda: os.write(join, b"0"))
+    finally:
+        os.close(join)
+    try:
+        assert Cgroup.of(process.pid).path == group.path
+        deadline = time.monotonic() + 60
+        while group.cpu_seconds() < 0.5 and time.monotonic() < deadline:  # its children only burn
+            time.sleep(0.05)
+        assert group.cpu_seconds() >= 0.5 and process.pid in group.pids()
+    finally:
+        group.kill()
+        process.wait(timeout=10)
+    assert group.pids() == [] and group.remove() and not os.path.exists(group.path)
+    assert group.cpu_seconds() >= 0.5  # the last reading stays
+
+
 @needs_sandbox
 def test_short_lived_children_are_counted_and_stopped_by_the_limit():
     process = Sandbox().popen([sys.executable, "-c", SHORT_LIVED + "burn()"], cwd="/tmp")
