@@ -52,15 +52,15 @@ bwrap:
 	  echo "  Arch:          sudo pacman -S bubblewrap"; \
 	fi
 
-# Chromium drives the browser tests. Installed with apt when root; otherwise those tests skip.
+# Chromium drives the browser tests. Installed with apt when root; otherwise those tests fail, saying so.
 chromium:
 	@command -v chromium >/dev/null && exit 0; \
 	if [ "$(ROOT)" = yes ] && command -v apt-get >/dev/null; then \
 	  echo "Installing Chromium with apt-get (for the browser tests) ..."; \
 	  apt-get update -qq $(APT_WAIT) && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium $(APT_WAIT) >/dev/null \
-	    || echo "Chromium could not be installed: the browser tests will be skipped."; \
+	    || echo "Chromium could not be installed: the browser tests will fail."; \
 	else \
-	  echo "Chromium is missing: the browser tests will be skipped (sudo apt-get install -y chromium)."; \
+	  echo "Chromium is missing: the browser tests will fail (sudo apt-get install -y chromium)."; \
 	fi
 
 # The student versions of the lessons (no solutions, no hidden tests) in lessons/, made from

@@ -77,8 +77,8 @@ REACHING_MODULES = {"gc": "the garbage collector", "ctypes": "raw memory", "subp
 
 class Verdict(NamedTuple):
     """A test cell's re-check: passed or not, why not, what it printed, its error (name and
-    value, as the feedback shows it), and whether the error came from a hidden check (not a
-    visible test)."""
+    value, as the feedback shows it), whether the error came from a hidden check (not a
+    visible test), and a note for the instructor when a check says the failure is suspicious."""
 
     passed: bool
     message: str = ""
@@ -86,6 +86,7 @@ class Verdict(NamedTuple):
     ename: str = ""
     evalue: str = ""
     hidden: bool = False
+    suspicious: str = ""  # what the failure tells the instructor, when it suggests cheating rather than a slip
 
 
 NO_VERDICT = Verdict(False, "the re-check gave no verdict", ename="NoVerdict",
@@ -179,6 +180,7 @@ def judge(submitted: list[dict], lesson: list[dict], *, folder: Path, timeout: f
                 continue
             _define(python_source(cell["source"]), namespace, remote, min(timeout, LESSON_CELL_SECONDS))
         notes += [f"{note}: lying about its value? (graded on the plain value it holds)" for note in remote.subclasses]
+        notes += [f"cell {grade_id}: {verdict.suspicious}" for grade_id, verdict in verdicts.items() if verdict.suspicious]
     finally:
         remote.close()
         for name, value in saved.items():
@@ -238,13 +240,13 @@ class _Printed(io.StringIO):
 def _run_test(source: str, grade_id: str, namespace: dict, remote, timeout: float) -> Verdict:
     """Runs one test cell here, the submission's functions called in the sandbox; returns its verdict."""
     from grader.checks import student
-    from grader.checks.failures import OutOfCpuTime, _picture
+    from grader.checks.failures import CheckFailed, OutOfCpuTime, _picture
     from grader.remote import RemoteStalled
 
     last_call: list = [None]
     watching = student.WATCH_CALLS.set(lambda call, board: last_call.__setitem__(0, (call, board)))
     printed = _Printed()
-    passed, message, ename, evalue, hidden = True, "", "", "", False
+    passed, message, ename, evalue, hidden, suspicious = True, "", "", "", False, ""
     try:
         tree = compile(source, f"<test cell {grade_id}>", "exec")
         with contextlib.redirect_stdout(printed), contextlib.redirect_stderr(printed), remote.budget(timeout):
@@ -266,13 +268,14 @@ def _run_test(source: str, grade_id: str, namespace: dict, remote, timeout: floa
             ename, evalue = getattr(error, "remote_type", None) or type(error).__name__, str(error)[:2000]
         passed, message = False, f"{ename}: {evalue}"[:2000]
         hidden = bool(getattr(error, "_hidden_check", False)) or _raised_in_hidden_tests(error, source, grade_id)
+        suspicious = error.suspicious if isinstance(error, CheckFailed) else ""
     finally:
         student.WATCH_CALLS.reset(watching)
     output = printed.getvalue()
     theirs = remote.take_output()
     if theirs:
         output += ("" if not output or output.endswith("\n") else "\n") + theirs
-    return Verdict(passed, message, output[:OUTPUT_CHARS + 200], ename, evalue, hidden)
+    return Verdict(passed, message, output[:OUTPUT_CHARS + 200], ename, evalue, hidden, suspicious[:300])
 
 
 def _raised_in_hidden_tests(error: BaseException, source: str, grade_id: str) -> bool:

@@ -53,6 +53,9 @@ MAX_MESSAGE = 16 * 2**20  # bytes of one message, either way
 MAX_DEPTH = 100  # nesting of containers in one message
 MAX_VALUE = 100_000  # bytes of a global passed as a value when a submission is loaded
 MAX_BIG_INT = 10_000  # hexadecimal digits of an int
+# Work the trusted side does on one message is bounded by these, whatever the other side sends:
+MAX_UNFOLDED = 1_000_000  # items of a value counted as a tree (a container met twice counts twice)
+MAX_SAME_HASH = 16  # items of one set, frozenset or dict's keys that share one hash
 _HEADER = struct.Struct(">I")
 KEPT = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Import, ast.ImportFrom, ast.Assign, ast.AnnAssign,
         ast.AugAssign, ast.If, ast.Try)
@@ -307,6 +310,42 @@ class _Decoder:
         self.table: list = []
         self.origins: list[tuple[Any, int]] = []  # (container built, the number the other side gave it)
         self.mutable = False
+        self.unfolded: dict[int, int] = {}  # id of a container built -> its items counted as a tree
+        self.hashed = 0  # items hashed so far (into sets, frozensets and dicts' keys), counted as trees
+
+    def _size(self, items: list) -> int:
+        """Returns the size of a container of `items` counted as a tree (shared containers count each time
+        they occur; one being built, met again inside itself, counts 1); raises RemoteProtocolError past
+        MAX_UNFOLDED. Hashing, comparing or showing a value costs about this: references between containers
+        let a small message stand for a tree of 2^100 items (a tuple holding the one before it twice)."""
+        size = 1
+        for item in items:
+            size += self.unfolded.get(id(item), 1)
+        if size > MAX_UNFOLDED:
+            raise RemoteProtocolError(f"a value of more than {MAX_UNFOLDED:,} items, counting the containers it "
+                                      f"holds more than once each time")
+        return size
+
+    def _hashable(self, items: Any, size: int) -> None:
+        """Raises RemoteProtocolError before a set, frozenset or dict is built of `items` (its keys) if building
+        it would cost more than linear work: more than MAX_SAME_HASH items with one hash (Python's sets and
+        dicts compare such items with each other, quadratic in their number, in one call no signal stops),
+        or more items hashed in the message than MAX_UNFOLDED. Hashing each item once here is linear: the
+        hashes are ints, and distinct ints have distinct hashes."""
+        self.hashed += size
+        if self.hashed > MAX_UNFOLDED:
+            raise RemoteProtocolError(f"sets and dicts of more than {MAX_UNFOLDED:,} items in one message")
+        counts: dict[int, int] = {}
+        try:
+            for item in items:
+                key = hash(item)
+                counts[key] = seen = counts.get(key, 0) + 1
+                if seen > MAX_SAME_HASH:
+                    raise RemoteProtocolError(f"a set or dict with more than {MAX_SAME_HASH} items that share one "
+                                              f"hash ({_glimpse(item)} among them): refused, as building it would "
+                                              f"take time quadratic in their number")
+        except TypeError as error:
+            raise RemoteProtocolError(f"an unhashable key or set item: {error}") from None
 
     def decode(self, tree: Any, depth: int = 0) -> Any:
         """Returns the value `tree` stands for; raises RemoteProtocolError for a malformed tree."""
@@ -323,33 +362,34 @@ class _Decoder:
             self.table.append(made)
             self.mutable = True
             items = [self.decode(item, depth + 1) for item in tree[1:]]
-            try:
-                if tag == "l":
-                    made.extend(items)
-                elif tag == "s":
-                    made.update(items)
-                elif len(items) % 2:
-                    raise RemoteProtocolError("a dict with a key and no value")
-                else:
-                    made.update(zip(items[0::2], items[1::2]))
-            except TypeError as error:
-                raise RemoteProtocolError(f"an unhashable key or set item: {error}") from None
+            size = self._size(items)
+            if tag == "d" and len(items) % 2:
+                raise RemoteProtocolError("a dict with a key and no value")
+            if tag != "l":
+                self._hashable(items if tag == "s" else items[0::2], size)
+            if tag == "l":
+                made.extend(items)
+            elif tag == "s":
+                made.update(items)
+            else:
+                made.update(zip(items[0::2], items[1::2]))
+            self.unfolded[id(made)] = size
             return made
         if tag == "t" or tag == "f" or tag == "n":
             number = len(self.table)
             self.table.append(self._OPEN)
             start = 3 if tag == "n" else 1
             items = [self.decode(item, depth + 1) for item in tree[start:]]
+            size = self._size(items)
             if tag == "t":
                 made = tuple(items)
             elif tag == "f":
-                try:
-                    made = frozenset(items)
-                except TypeError as error:
-                    raise RemoteProtocolError(f"an unhashable frozenset item: {error}") from None
+                self._hashable(items, size)
+                made = frozenset(items)
             else:
                 made = self._named(tree, items)
             self.table[number] = made
+            self.unfolded[id(made)] = size
             return made
         if tag == "r" and len(tree) == 2 and type(tree[1]) is int and 0 <= tree[1] < len(self.table):
             made = self.table[tree[1]]

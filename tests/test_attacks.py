@@ -14,10 +14,11 @@ Each attack runs in one or more phases:
 - re-check: code that runs when only the definitions are loaded (an ``if`` block at top level);
 - function: the first call of a function the checks call.
 
-Dry and live. Until the sandbox is wired into autograde, these attacks would succeed on a shared
-machine, so every write, delete and cross-kernel execution is conditional on ``LIVE``, baked
-into each submission's source: True only when ``grader.sandbox`` imports, ``available()`` is
-None and ``autograde`` grades in the sandbox by default (and ``TTT_ATTACKS_DRY`` is not set). In dry
+Where no sandbox can start, every test here fails (saying why): autograde refuses to grade, and
+the security suite never passes by not running. Dry and live: every write, delete and cross-kernel
+execution is conditional on ``LIVE``, baked into each submission's source: True when
+``available()`` is None and ``autograde`` grades in the sandbox by default, unless
+``TTT_ATTACKS_DRY`` is set (for a run on a machine that must not be written to). In dry
 mode each such attack only looks (``os.access``, a ``kernel_info`` request) and reports what it
 found in a ``ttt-attack-report`` line; forging, switch flipping, lying values, reading
 secrets, the output flood, the sleeps, the detached child and a bounded fork bomb run in both.
@@ -54,15 +55,9 @@ from grader.kernel import KERNEL_NAME  # noqa: E402
 
 pytestmark = pytest.mark.slow
 
-try:
-    from grader import sandbox as _sandbox
-except ImportError:  # not written yet: the attacks run dry, and the tests show what holds today
-    _sandbox = None
+from grader import sandbox as _sandbox  # noqa: E402
 
-if _sandbox is not None and _sandbox.available() is not None:
-    pytest.skip(f"the grader's sandbox cannot run on this machine: {_sandbox.available()}", allow_module_level=True)
-
-LIVE = (_sandbox is not None and inspect.signature(grader.autograde.autograde).parameters["sandbox"].default is True
+LIVE = (_sandbox.available() is None and inspect.signature(grader.autograde.autograde).parameters["sandbox"].default is True
         and not os.environ.get("TTT_ATTACKS_DRY"))
 
 REPO = Path(__file__).resolve().parent.parent
@@ -491,6 +486,21 @@ if "get_ipython" not in globals():
 '''
 
 
+HASH_FLOOD = '''
+def _flood_reply(where):
+    """In the re-check's student server only: write the grader a reply of 500,000 distinct ints that share one
+    hash (11 MB, under the 16 MB cap). Building that set costs the grader about an hour of CPU in one call."""
+    if _phase() != "recheck":
+        return
+    import struct
+    data = ["l", ["s"] + [["i", format((2**61 - 1) * k, "x")] for k in range(1, 500_000)], ["l"]]
+    body = json.dumps(dict(data=data, subclasses=[], ok=True), separators=(",", ":")).encode()
+    _report("hash-flood", where, size=len(body))
+    os.write(int(sys.argv[-1]), struct.pack(">I", len(body)) + body)
+    time.sleep(120.031339)
+'''
+
+
 def _function(name: str, body: str, *, attack: str = "") -> str:
     """A function whose first call runs `attack(where)` before its `body` (indented source)."""
     first = f"    if _once('{name}'):\n        {attack}('function')\n" if attack else ""
@@ -520,11 +530,14 @@ ATTACKERS = {
     "a09-forkbomb": (BOMB, PLAYER, COUNT, FULL, True),
     "a10-detach": (DETACH, PLAYER, COUNT, FULL, True),
     "a11-sleeps": (SLEEPS_CODE, PLAYER, COUNT, None, True),  # its grade is whatever a stalled unit gets
+    "a12-hash-flood": (HASH_FLOOD, _function("player", PLAYER_BODY, attack="_flood_reply"), COUNT,
+                       {"test_player": 0, "test_count_empty": 1}, True),
 }
 # Which attacks the grader can see (b): a forged verdict is a notebook whose cells pass where its
 # definitions fail; a flipped switch or a lying value reaches the grader as a value that is not
 # plain data; writes, deletes, reads, other kernels, forks, detached children and new processes
-# show in the submission's code (what it reaches for). A flood is no cheat: the autograde table
+# show in the submission's code (what it reaches for); a reply the grader refuses to rebuild is told.
+# A flood is no cheat: the autograde table
 # lists its output as cut short.
 HONEST = {"honest-ann": (PLAYER, COUNT + f"\n# {FRIEND_MARK}\n", FULL), FRIEND: (WRONG_PLAYER, COUNT, {"test_player": 0, "test_count_empty": 1})}
 
@@ -929,6 +942,15 @@ def test_an_output_flood_leaves_the_grader_small_and_the_verdict_whole(graded):
     most = {k: v / 2**20 for k, v in graded["memory"].items()}
     base = graded["base"] / 2**20
     assert most["grader"] < base + WORKER_GROWTH_MB and most["worker"] < base + WORKER_GROWTH_MB, (base, most)
+
+
+# 12
+def test_a_hash_flooded_reply_is_refused_at_once_and_told(graded):
+    if "a12-hash-flood" not in graded["attackers"]:
+        pytest.skip("a12-hash-flood not chosen")
+    assert _scores(graded, "a12-hash-flood") == {"test_player": 0, "test_count_empty": 1}
+    said = graded["outcomes"]["a12-hash-flood"].suspicious
+    assert any("share one hash" in note for note in said), said  # told what the grader refused
 
 
 # 11 (and the budget of the whole run)

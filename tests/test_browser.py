@@ -177,9 +177,9 @@ def running_lab(home: Path, *, theme: str = "light", notebooks: dict[str, list[s
 
 @pytest.fixture(scope="module")
 def browser():
-    """Return Debian's Chromium driven by Playwright (skip when Chromium is not installed)."""
+    """Return Debian's Chromium driven by Playwright (the test fails, saying so, when Chromium is not installed)."""
     if CHROMIUM is None:
-        pytest.skip("Chromium is not installed (Debian: apt-get install chromium; `make test` does it as root)")
+        pytest.fail("Chromium is not installed (Debian: apt-get install chromium; `make test` does it as root)", pytrace=False)
     with sync_playwright() as playwright:
         # Playwright gives every launch a fresh, temporary user-data directory.
         chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)

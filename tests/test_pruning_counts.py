@@ -174,3 +174,73 @@ def test_the_least_count_is_never_more_than_a_real_search_examines():
                 before = examined.count
                 namespace["alphabeta"](ref.from_text(text))
                 assert examined.count - before >= least, text
+
+
+# A plain minimax on rules of its own, showing the lesson's functions 60 positions below the root
+# so that the count looks like pruning: "600 nodes, 0.7 % of plain minimax" earned full marks before
+REPORTS_POSITIONS = LOOKS_ITSELF.split("def alphabeta")[0] + '''
+def alphabeta(board):
+    if terminal(board):
+        return None
+    mark = player(board)
+    text = "".join(c or "." for row in board for c in row)
+    shown = 0
+    for a in sorted(actions(board)):        # the lesson's functions see the root's children ...
+        child = result(board, a)
+        for b in sorted(actions(child)):    # ... and 60 of their children, so the count looks like pruning
+            if shown < 60 and not terminal(child):
+                terminal(result(child, b))
+                shown += 1
+    pick = max if mark == X else min
+    return pick(sorted(actions(board)), key=lambda a: value(text[:3 * a[0] + a[1]] + mark + text[3 * a[0] + a[1] + 1:]))
+'''
+
+
+def test_a_search_that_shows_the_lessons_functions_positions_it_did_not_search_gets_no_pruning_marks():
+    message = failure(defined(REPORTS_POSITIONS)["alphabeta"])
+    assert "do not show that" in message and "is a best move: it found its values some other way" in message
+
+
+def test_the_proof_holds_for_every_alpha_beta_and_fails_without_its_positions():
+    for namespace in (solution_namespace(L5), defined(IN_PLACE_ALPHABETA), defined(IN_PLACE_MINIMAX)):
+        with checks.counting_positions(namespace) as examined:
+            for text in checks.pruning_positions():
+                examined.new_search()
+                move = namespace["alphabeta"](ref.from_text(text))
+                assert checks.proves_move(examined.positions, text, 3 * move[0] + move[1]), text
+                assert not checks.proves_move(examined.positions - {text}, text, 3 * move[0] + move[1])
+    positions = set(classic.reachable_positions())
+    assert checks.proves_move(positions, "X...O....", 2) and not checks.proves_move({"X...O...."}, "X...O....", 2)
+
+
+@pytest.mark.slow
+def test_a_lesson_5_submission_that_reports_positions_is_graded_by_nbgrader_on_its_search_and_flagged(tmp_path):
+    """The whole way: lesson 5 released by nbgrader, the cheat in the alphabeta cell of a student's copy,
+    `ttt-grader autograde` in the sandbox. Correct moves keep their points; pruning gets none; the
+    instructor is told."""
+    import nbformat
+
+    from grader.autograde import autograde
+    from grader.course import make_course
+    from lesson_code import is_solution
+    from notebook_runs import nbgrader
+
+    course = make_course(tmp_path / "course", lessons=[L5])
+    nbgrader(course, "generate_assignment", L5)
+    nb = nbformat.read(course / "release" / L5 / f"{L5}.ipynb", as_version=4)
+    cells = [cell for cell in nb.cells if is_solution(cell) and cell.cell_type == "code"]
+    assert len(cells) == 1
+    cells[0].source = REPORTS_POSITIONS.removeprefix(SET_UP)  # the lesson imports the rest
+    folder = course / "submitted" / "reports-positions" / L5
+    folder.mkdir(parents=True)
+    nbformat.write(nb, folder / f"{L5}.ipynb")
+    [outcome] = autograde(course, jobs=1, progress=False)
+    from nbgrader.api import Gradebook
+
+    from grader.course import COURSE_ID
+
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}", COURSE_ID) as gb:
+        submission = gb.find_submission_notebook(L5, L5, "reports-positions")
+        scores = {g.name: g.score for g in submission.grades if g.cell.cell_type == "code" and g.max_score > 0}
+    assert scores == {"alphabeta-correct": 5, "alphabeta-prunes": 0}, (scores, outcome.problems, outcome.suspicious, outcome)
+    assert any(checks.minimax.SEARCHED_ELSEWHERE in note for note in outcome.suspicious), outcome.suspicious

@@ -79,10 +79,47 @@ def test_students_install_does_not_pull_dask():
         return {key for key, _ in found}
 
     plain = needs("ttt")
-    assert {"nbgrader", "jupyterlab", "tqdm"} <= plain  # the walk does follow the requirements
+    assert {"anywidget", "ipywidgets", "traitlets", "tqdm"} <= plain  # the walk does follow the requirements
     assert not {"dask", "distributed"} & plain, sorted({"dask", "distributed"} & plain)
-    assert {"dask", "distributed"} <= needs("ttt", "cluster")
+    assert {"dask", "distributed", "nbgrader"} <= needs("ttt", "cluster")
     assert "distributed" in needs("ttt", "dev")
+    # the library and its widgets alone: no grader, no JupyterLab, no charts (what a lesson in a browser needs)
+    assert not GRADER_AND_LAB & plain, sorted(GRADER_AND_LAB & plain)
+    assert {"nbgrader", "nbclient", "psutil", "matplotlib"} <= needs("ttt", "grader")
+    assert {"jupyterlab", "nbgrader", "matplotlib"} <= needs("ttt", "lab") and GRADER_AND_LAB <= needs("ttt", "dev")
+
+
+# (psutil is not among them: IPython itself needs it)
+GRADER_AND_LAB = {"nbgrader", "jupyterlab", "notebook", "nbclient", "nbconvert", "jupyter-client", "matplotlib"}
+
+
+@pytest.mark.slow
+def test_the_built_wheel_installs_the_library_and_widgets_alone(tmp_path):
+    """`pip install` of the wheel in a new virtual environment: ttt, its board and the lessons' visible
+    tests work there, and nothing of the grader or JupyterLab was installed."""
+    import subprocess
+    import sys
+    import venv
+
+    def run(*argv: str) -> str:
+        done = subprocess.run(argv, capture_output=True, text=True, cwd=tmp_path, timeout=900)
+        assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+        return done.stdout
+
+    run(sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "--wheel-dir", str(tmp_path / "dist"), str(ROOT))
+    [wheel] = (tmp_path / "dist").glob("ttt-*.whl")
+    venv.EnvBuilder(with_pip=True).create(tmp_path / "env")
+    python = str(tmp_path / "env" / "bin" / "python")
+    run(python, "-m", "pip", "install", "--quiet", str(wheel))
+    installed = run(python, "-c", "import importlib.metadata as m; print(*sorted(d.metadata['Name'].lower().replace('_', '-') "
+                                  "for d in m.distributions()))").split()
+    assert not GRADER_AND_LAB & set(installed), sorted(GRADER_AND_LAB & set(installed))
+    said = run(python, "-c", "from ttt.widgets import PlayableBoard; from grader.checks import expect, returned\n"
+                             "from ttt.tictactoe import initial_state\n"
+                             "def player(board):\n    return 'X'\n"
+                             "board = PlayableBoard(); board.click_square(4)\n"
+                             "print(board.state[4], board.state.count('O'), returned(player, initial_state()))")
+    assert said.split() == ["X", "1", "X"], said  # the computer (O) answered the click
 
 
 def test_the_grader_runs_without_dask():

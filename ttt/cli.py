@@ -20,7 +20,7 @@ from typing import Any, Callable, Optional, Sequence, TextIO
 from ttt import agents
 from ttt.errors import InvalidActionError, InvalidBoardError
 from ttt.games import BIG_BOARD_GAMES, game_names, get_game
-from ttt.play import Session, match, play_game
+from ttt.play import Session, match, play_game, prepare
 
 __all__ = ["main", "match", "play_game"]  # `from ttt.cli import play_game, match` still works
 
@@ -100,9 +100,7 @@ def cmd_play(args: argparse.Namespace, stdin: TextIO = sys.stdin, stdout: TextIO
 
 def _prepare(player: Any, out: Callable[[str], Any]) -> None:
     """Do a player's work before its first move (the compiled search compiles), saying so."""
-    if hasattr(player, "prepare"):
-        out(f"Preparing {player.__name__}'s compiled search (a few seconds the first time, then cached)...\n")
-        player.prepare()
+    prepare(player, lambda sentence: out(sentence + "\n"))
 
 
 def _side(text: str) -> str:

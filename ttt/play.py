@@ -2,7 +2,10 @@
 
 The terminal game (``ttt play``), the widgets (``ttt.widgets``) and the lessons all drive a
 `Session`: it holds the game, the position, who plays each side (a player, or ``None`` for a
-person), the last move and the outcome, and it refuses an illegal move with the reason.
+person), the last move and the outcome, and it refuses an illegal move with the reason. A
+player with a prepare step (the big boards' compiled search compiles, once per machine) is
+prepared before the game by the front end that drives it, saying why it waits: `prepare` and
+`preparing`, the sentence's one home.
 
     >>> from ttt.games.classic import TicTacToe
     >>> from ttt import agents
@@ -19,16 +22,49 @@ person), the last move and the outcome, and it refuses an illegal move with the 
 
 from __future__ import annotations
 
+import threading
 import time
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Optional, Sequence
+from typing import Any, Callable, Mapping, Optional, Sequence
 
 from ttt.errors import InvalidActionError
 from ttt.games.base import Player
 
+
 def player_name(player: Any) -> str:
     """Return the name a message uses for a player: its ``__name__``, else 'the computer'."""
     return getattr(player, "__name__", "the computer")
+
+
+# -- a player's prepare step: work it does once before its first move (the compiled search
+# compiles, or loads from numba's cache on disk), which every front end runs before the game
+# so that no move's clock pays for it, saying why it waits.
+
+_prepared: set = set()  # the prepare steps done in this process
+_preparing = threading.Lock()  # one prepare step at a time: a second caller waits, then finds it done
+
+
+def preparing(player: Any) -> Optional[str]:
+    """Return the sentence a front end shows while `player` prepares, or None when it has no
+    prepare step left to do in this process."""
+    step = getattr(player, "prepare", None)
+    if step is None or step in _prepared:
+        return None
+    return f"Preparing {player_name(player)}'s compiled search (once per machine: up to a minute, then cached)…"
+
+
+def prepare(player: Any, say: Optional[Callable[[str], Any]] = None) -> None:
+    """Run `player`'s prepare step if it has one not yet done in this process, first passing
+    `say` the sentence that says why it waits (`preparing`). Safe from several threads."""
+    sentence = preparing(player)
+    if sentence is None:
+        return
+    if say is not None:
+        say(sentence)
+    with _preparing:
+        if player.prepare not in _prepared:
+            player.prepare()
+            _prepared.add(player.prepare)
 
 
 @dataclass
@@ -184,4 +220,4 @@ def match(
     return MatchResult(played, results, asked=games, stopped=stopped)
 
 
-__all__ = ["MatchResult", "Session", "match", "play_game", "player_name"]
+__all__ = ["MatchResult", "Session", "match", "play_game", "player_name", "prepare", "preparing"]

@@ -30,8 +30,10 @@ times). `check_minimax` and `check_alphabeta` check every reachable position (`s
 Pruning is counted on the search really done: `check_alphabeta_calls` counts the nodes a search
 visits through the functions the lesson hands it (`counting_positions`: a position counts each
 time the search moves to it, read at the call, so a board changed in place and changed back is
-counted too), and refuses a count smaller than any search that finds the best move could make
-(`least_positions`).
+counted too), refuses a count smaller than any search that finds the best move could make
+(`least_positions`), and refuses positions that hold no proof of the move the search chose
+(`proves_move`: a search with copies of the rules that shows the lesson's functions other positions),
+telling the instructor too.
 
 The package, one module a concern (lessons and hidden tests import from ``grader.checks``
 itself, whose names stay as they were):
@@ -64,7 +66,7 @@ from grader.checks.rules import (
 from grader.checks.players import check_win_block
 from grader.checks.minimax import (
     ALPHABETA_CALLS_FRACTION, check_alphabeta, check_alphabeta_calls, check_minimax, least_positions, minimax_calls,
-    minimax_positions, pruning_positions, search_plan,
+    minimax_positions, proves_move, pruning_positions, search_plan,
 )
 from grader.checks.nineboard import (
     check_depth_limited, check_evaluate, check_line_score, depth_limited_cases, line_score, nine_board_positions,
@@ -108,6 +110,7 @@ __all__ = [
     "line_score",
     "minimax_calls",
     "minimax_positions",
+    "proves_move",
     "pruning_positions",
     "nine_board_positions",
     "NODE_BUDGET",

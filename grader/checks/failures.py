@@ -30,12 +30,13 @@ class CheckFailed(AssertionError):
 
     ``kind`` names what went wrong ("wrong player", "raised IndexError", ...), ``texts`` the
     boards (nine characters) it went wrong on, ``fatal`` is True when checking further is pointless
-    (the function uses the reference solution).
+    (the function uses the reference solution), ``suspicious`` a note for the instructor.
     """
 
     kind: str = ""
     texts: tuple = ()
     fatal: bool = False
+    suspicious: str = ""  # what the instructor is told when the failure suggests cheating, not a slip
 
 
 class ReferenceCalled(BaseException):

@@ -6,7 +6,7 @@ lesson hands it.
 from __future__ import annotations
 
 import functools
-from typing import Callable
+from typing import Callable, Collection, Optional
 
 from ttt.games import classic
 
@@ -42,8 +42,9 @@ def _check_search(student: _Student, name: str) -> str:
                          f"None on the {over:,} where it is over")
 
 
-def _check_move(student: _Student, text: Text, *, checked: str) -> None:
-    """Raise CheckFailed unless the student's search returns an optimal action on `text` (None when over)."""
+def _check_move(student: _Student, text: Text, *, checked: str) -> Optional[int]:
+    """Raise CheckFailed unless the student's search returns an optimal action on `text` (None when over);
+    return the square it chose (None when over)."""
     name = student.name
     call = f"{name}(board)"
     if classic.is_terminal(text):
@@ -83,6 +84,7 @@ def _check_move(student: _Student, text: Text, *, checked: str) -> None:
             checked=checked,
             kind="not optimal",
         )
+    return square
 
 
 @_guarded
@@ -159,6 +161,45 @@ def least_positions(text: Text) -> int:
                    + sum(_proves(o, value, at_least=not x_moves, depth=1) for o in children if o != c) for c in best)
 
 
+def proves_move(examined: Collection[Text], text: Text, square: int) -> bool:
+    """Return True if the positions `examined` hold a proof that playing `square` on `text` is optimal.
+
+    The proof a search must have looked at to know it: the child it chose is worth at least the
+    position's value (for X to move; at most, for O) and every other child at most that (at least).
+    A bound at a position is shown by the positions examined only: a finished position by its own
+    result; where the player the bound favours moves, by one child that shows it; where the other
+    player moves, by every child. A bound no value can break (at least -1, at most 1) needs nothing.
+    Alpha-beta's cut-offs are exactly such proofs, so every alpha-beta, with any move order, in place
+    or with ``result``, with or without a memo of positions it examined, passes; a search that finds
+    its values with rules of its own and shows the lesson's functions other positions does not.
+    """
+    seen = examined if isinstance(examined, (set, frozenset)) else set(examined)
+    shown_cache: dict = {}
+
+    def shown(at: Text, bound: int, at_least: bool) -> bool:
+        if (bound <= -1) if at_least else (bound >= 1):
+            return True
+        if at not in seen:
+            return False
+        key = (at, bound, at_least)
+        if key not in shown_cache:
+            if classic.is_terminal(at):
+                worth = classic.value(at)
+                shown_cache[key] = worth >= bound if at_least else worth <= bound
+            else:
+                children = (shown(classic.play(at, s), bound, at_least) for s in classic.moves(at))
+                favoured = classic.to_move(at) == ("X" if at_least else "O")
+                shown_cache[key] = any(children) if favoured else all(children)
+        return shown_cache[key]
+
+    value, x_moves = classic.value(text), classic.to_move(text) == "X"
+    return text in seen and shown(classic.play(text, square), value, x_moves) and all(
+        shown(classic.play(text, other), value, not x_moves) for other in classic.moves(text) if other != square)
+
+
+SEARCHED_ELSEWHERE = "searched with rules of its own: the positions it showed the lesson's functions prove nothing"
+
+
 @_guarded
 def check_alphabeta_calls(alphabeta: Callable, *, fraction: float = ALPHABETA_CALLS_FRACTION) -> str:
     """Print and return a one-line summary if `alphabeta` prunes: it visits at most `fraction` of plain minimax's nodes.
@@ -186,7 +227,7 @@ def check_alphabeta_calls(alphabeta: Callable, *, fraction: float = ALPHABETA_CA
         for text in boards:
             examined.new_search()
             before = examined.count
-            _check_move(student, text, checked=checked)
+            answer = _check_move(student, text, checked=checked)
             seen, least = examined.count - before, least_positions(text)
             if seen < least:
                 raise _fail(
@@ -196,6 +237,17 @@ def check_alphabeta_calls(alphabeta: Callable, *, fraction: float = ALPHABETA_CA
                     expected=f"at least {least:,} positions", got=f"{seen:,}", checked=checked, kind="examined too few",
                     note="The grader counts the positions your search examines through the functions the lesson gives it "
                          "(player, actions, result, winner, terminal, utility): use them on every board your search looks at.")
+            if not proves_move(examined.positions, text, answer):
+                failed = _fail(
+                    "alphabeta(board)", _board(text),
+                    f"the positions your alphabeta examined through the lesson's functions ({seen:,}) do not show that "
+                    f"{_action(answer)} is a best move: it found its values some other way",
+                    expected="the positions of a search that proves its move is best", got=f"{seen:,} positions that do not",
+                    checked=checked, kind="searched elsewhere",
+                    note="Pruning is graded on the positions your search examines through the functions the lesson gives "
+                         "it: search with them (player, actions, result, winner, terminal, utility), not with copies.")
+                failed.suspicious = SEARCHED_ELSEWHERE
+                raise failed
             if examined.count > bound:
                 raise _fail(
                     "alphabeta(board)",

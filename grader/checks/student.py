@@ -151,9 +151,14 @@ class _Student:
         except (CheckFailed, NotImplementedError):
             raise
         except _process_ended() as ended:  # the function ended the sandbox's process it ran in (os._exit, a crash)
-            failed = _fail(call, board, f"ended the process it ran in ({ended}) instead of returning an answer",
-                           checked=checked, kind="ended the process")
+            if type(ended).__name__ == "RemoteProtocolError":  # its process answered with what the grader refuses
+                said = f"answered with something the grader refuses to take ({ended}), and its process was ended"
+            else:
+                said = f"ended the process it ran in ({ended}) instead of returning an answer"
+            failed = _fail(call, board, said, checked=checked, kind="ended the process")
             failed.fatal = True  # it would end it again on the next board: one is enough
+            if type(ended).__name__ == "RemoteProtocolError":
+                failed.suspicious = f"{call} answered the grader with a message it refuses ({str(ended)[:150]})"
             raise failed from None
         except SystemExit as exiting:
             raise _fail(call, board, f"exited (SystemExit: {exiting}) instead of returning an answer", checked=checked) from None

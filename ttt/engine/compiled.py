@@ -20,8 +20,13 @@ the default player (`mcts`'s `heuristic`). The rules are here a third time, on a
   the moves down from the root on a copy of the root's position;
 - the search runs in chunks of `CHUNK` iterations between readings of the CPU clock (compiled
   code cannot read it), and the arrays grow between chunks when they are nearly full;
-- the first call compiles the functions (a few seconds); numba keeps the machine code in its
-  cache, so later processes load it instead.
+- the first call compiles the functions (about 9 CPU seconds); numba keeps the machine code in
+  its cache on disk, so later processes load it instead (about a second with the import of
+  numba). The cache is `NUMBA_CACHE_DIR` when the environment sets it, else `cache_dir()`
+  (``~/.cache/ttt/numba`` on Linux: a folder of the user's own, writable by a student and by
+  root alike, where a package's own ``__pycache__`` may not be). The functions are plain
+  module-level functions and their tables module-level arrays, which numba's cache keeps
+  (as constants) and finds again by the source file's contents.
 
 Tree reuse is ``ttt.engine.mcts.Tree``'s: this module's `Tree` keeps the arrays, and the next
 search starts from a copy of the subtree below the opponent's reply.
@@ -30,7 +35,9 @@ search starts from a copy of the subtree below the opponent's reply.
 from __future__ import annotations
 
 import importlib.util
+import os
 import random
+import threading
 import time
 from typing import Any, Optional
 
@@ -53,6 +60,7 @@ np: Any = None  # numpy, once `_load` has imported it
 FREE_CHOICE: float  # ttt.engine.evaluate's constant and function, once `_load` has imported it
 ultimate_score: Any
 _KERNELS: list = []  # the functions `_load` compiles, in order
+_loading = threading.RLock()  # held while `_load` puts them in place and `warm_up` compiles them
 
 
 def jit(function):
@@ -61,17 +69,38 @@ def jit(function):
     return function
 
 
+def cache_dir() -> str:
+    """Return the folder where numba caches the compiled search unless `NUMBA_CACHE_DIR` says
+    another: ``numba`` in this user's cache folder for ``ttt`` (platformdirs': ``~/.cache/ttt/numba``
+    on Linux, or under ``XDG_CACHE_HOME``)."""
+    import platformdirs
+
+    return os.path.join(platformdirs.user_cache_dir("ttt"), "numba")
+
+
 def _load() -> None:
+    """`_compile`, once a process (a front end may prepare the search in a thread while
+    another thread starts one: the second waits)."""
+    if np is None:
+        with _loading:
+            if np is None:
+                _compile()
+
+
+def _compile() -> None:
     """Import numba (about half a second and 100 MB, so only when a search first runs), build
     the tables as arrays, and put the compiled functions in place of the plain ones (numba
-    compiles each on its first call, or loads it from its cache)."""
+    compiles each on its first call, or loads it from its cache: `cache_dir()` unless the
+    environment's `NUMBA_CACHE_DIR` names another)."""
     global np, _WINS, _THREATS, _GOALS, _CELLS, _COUNT, _TERNARY, _CHANCES, FREE_CHOICE, ultimate_score
-    if np is not None:
-        return
     if not AVAILABLE:
         raise ImportError(INSTALL_HINT)
+    if not os.environ.get("NUMBA_CACHE_DIR"):
+        os.environ["NUMBA_CACHE_DIR"] = cache_dir()
     import numba
     import numpy
+
+    numba.config.reload_config()  # (numba reads the environment when it is imported: it may have been already)
 
     from ttt.engine import evaluate  # (its tables take a fifth of a second to build: not at import)
 
@@ -85,9 +114,12 @@ def _load() -> None:
         _CELLS[mask, : len(CELLS[mask])] = CELLS[mask]
     _TERNARY, _CHANCES = _chance_tables(numpy, evaluate)
     FREE_CHOICE, ultimate_score = evaluate.FREE_CHOICE, evaluate.ultimate_score
-    np = numpy
     for name in _KERNELS:  # compiled in order, so each finds the ones it calls already compiled
-        globals()[name] = numba.njit(cache=True, nogil=True)(globals()[name])
+        try:
+            globals()[name] = numba.njit(cache=True, nogil=True)(globals()[name])
+        except RuntimeError:  # no cache folder numba can write to: compiled in every process
+            globals()[name] = numba.njit(nogil=True)(globals()[name])
+    np = numpy  # (last: a search that finds numpy here finds the functions in place)
 
 
 def _chance_tables(numpy, evaluate) -> tuple:
@@ -452,10 +484,12 @@ def warm_up() -> None:
     if AVAILABLE and not _warm:
         from ttt.games import get_game
 
-        game = get_game("nine-board")
-        mcts(game, game.initial(), rng=random.Random(0), iterations=CHUNK + 1)
-        _subtree(_tree(1), 0)
-        _warm = True
+        with _loading:
+            if not _warm:
+                game = get_game("nine-board")
+                mcts(game, game.initial(), rng=random.Random(0), iterations=CHUNK + 1)
+                _subtree(_tree(1), 0)
+                _warm = True
 
 
 def playout(game: Any, state: BigState, seed: int) -> tuple[int, list[int]]:

@@ -23,7 +23,10 @@ class BigBoard(GameBoard):
     the thinking time of players that take one (``default``, ``mcts``). Click a square to move:
     your mark shows at once and the computer replies. The boards you may play on are framed
     (all open boards when you may play anywhere); an illegal click is refused with the reason
-    and changes nothing.
+    and changes nothing. The compiled search of ``default`` and ``mcts`` (the ``fast`` extra)
+    is prepared in a thread when the board is made or its computer chosen, compiled once per
+    machine and then loaded from numba's cache: the status line says so, you may move
+    meanwhile, and the computer replies when it is ready (see ``GameBoard.new_game``).
     """
 
     def __init__(

@@ -5,12 +5,17 @@ loop), the computer is any player ``ttt.agents.as_player`` accepts, and "show th
 thinking" shows a recorded search (``ttt.trace``) in the explorer's tree view. The browser draws
 the board from the synced state (squares, side to move, legal squares, last move, winning line,
 busy); a click is sent to the kernel with the turn it was made on, so a click made before the
-computer's move is never played after it. The CS50 project asks that "you should never be able
-to beat the AI": against the default opponent, minimax, you cannot.
+computer's move is never played after it. A computer with a prepare step (the big boards'
+compiled search compiles, once per machine) prepares in a thread when the game starts, so the
+kernel keeps answering; the status line says why it waits (``ttt.play.preparing``), the person
+may make their move meanwhile, and the computer's reply comes once it is ready. The CS50
+project asks that "you should never be able to beat the AI": against the default opponent,
+minimax, you cannot.
 """
 
 from __future__ import annotations
 
+import threading
 from typing import Any, Optional
 
 import traitlets
@@ -19,7 +24,7 @@ from ttt import agents
 from ttt.errors import InvalidActionError, StillThinking
 from ttt.limits import OutOfCpuTime, cpu_limit
 from ttt.games.classic import TicTacToe, format_board
-from ttt.play import Session
+from ttt.play import Session, prepare, preparing
 from ttt.trace import Trace, record, record_calls
 from ttt.widgets.base import Widget, error_text, shows_errors
 
@@ -60,6 +65,10 @@ class GameBoard(Widget):
             raise ValueError(f"side must be 'X' or 'O', not {side!r}")
         self.seed = seed
         self._choices = choices  # menu key -> opponent
+        self._lock = threading.RLock()  # held to move and redraw: by a click, or by the preparation when it ends
+        self._preparation: Optional[threading.Thread] = None  # the computer's prepare step, while it runs
+        self._waiting = ""  # what the status line says meanwhile (``ttt.play.preparing``)
+        self._games = 0  # counts new games: a preparation that ends after a new game began does nothing
         key = next((k for k, v in choices.items() if v is opponent), opponent)
         super().__init__(side=side, opponent=key, opponents=[[self._label(k), k] for k in choices], **traits)
         self.session = Session(self.game, {"X": None, "O": None})
@@ -115,12 +124,54 @@ class GameBoard(Widget):
 
     @shows_errors
     def new_game(self) -> None:
-        """Start again from the empty board; the computer moves first if it plays X."""
-        self._player = self.make_player()
-        self.session = Session(self.game, {self.side: None, self.computer: self._player})
-        self.turn += 1
-        self._new_game_hook()
-        self._after_move("New game.")
+        """Start again from the empty board; the computer moves first if it plays X.
+
+        A computer with a prepare step not yet done in this process starts it in a thread: the
+        status line says why it waits, you may move meanwhile, and its move comes when it is ready.
+        """
+        with self._lock:
+            self._player = self.make_player()
+            self.session = Session(self.game, {self.side: None, self.computer: self._player})
+            self.turn += 1
+            self._games += 1
+            self._new_game_hook()
+            self._waiting = preparing(self._player) or ""
+            self._preparation = None
+            if self._waiting:
+                self._preparation = threading.Thread(
+                    target=self._prepare, args=(self._player, self._games), name="ttt-prepare", daemon=True)
+                self._preparation.start()  # (it ends by taking the lock, so after this game is drawn)
+            self._after_move("New game.")
+
+    def _prepare(self, player: Any, game: int) -> None:
+        """In a thread: run `player`'s prepare step, then make the move the computer owes, if any."""
+        failed: Optional[Exception] = None
+        try:
+            prepare(player)
+        except Exception as error:  # noqa: BLE001 - shown, never lost
+            failed = error
+        with self._lock:
+            if game != self._games:
+                return  # a new game began meanwhile: it has its own preparation
+            self._preparation, self._waiting = None, ""
+            if failed is not None:
+                self.busy = False
+                self._refresh(f"The computer ({self.opponent_name}) could not prepare its search: {error_text(failed)}",
+                              kind="error", outcome=False)
+                return
+            try:
+                self._after_move("")
+            except Exception as error:  # noqa: BLE001 - shown, never lost
+                self._show_error(error)
+
+    def wait(self, timeout: Optional[float] = None) -> bool:
+        """Return once the computer has prepared and made the move it owes (at once when it has
+        nothing to prepare); False if `timeout` seconds passed first. A click from Python waits so."""
+        thread = self._preparation
+        if thread is not None:
+            thread.join(timeout)
+            return not thread.is_alive()
+        return True
 
     def _new_game_hook(self) -> None:
         pass
@@ -129,13 +180,24 @@ class GameBoard(Widget):
         """Click square `square` (numbered as the board's ``data-square``), as a person would.
 
         `turn` is the position the click was made on (the browser sends it): a click made
-        before the position changed is refused, never played on the new position.
+        before the position changed is refused, never played on the new position. While the
+        computer prepares, this waits (a cell does) until it is ready and has made the move it
+        owes, clicks, and waits for its reply; a click in the browser never waits.
         """
-        try:
-            self._clicked(square, turn)
-        except Exception as error:  # noqa: BLE001 - shown, never lost
-            self.busy = False
-            self._refresh(error_text(error), kind="error", outcome=False)
+        self.wait()
+        self._click(square, turn)
+        self.wait()
+
+    def _click(self, square: int, turn: Optional[int]) -> None:
+        with self._lock:
+            try:
+                self._clicked(square, turn)
+            except Exception as error:  # noqa: BLE001 - shown, never lost
+                self._show_error(error)
+
+    def _show_error(self, error: Exception) -> None:
+        self.busy = False
+        self._refresh(error_text(error), kind="error", outcome=False)
 
     def _clicked(self, square: int, turn: Optional[int]) -> None:
         session = self.session
@@ -144,6 +206,9 @@ class GameBoard(Widget):
             return
         if session.over:
             self._refuse(f"The game is over: {self.where(square)} cannot be played. Press New game to play again.")
+            return
+        if session.to_move != self.side and self._preparation is not None:
+            self._refuse(f"The computer has not moved yet: {self.where(square)} was not played. {self._waiting}")
             return
         if session.to_move != self.side:
             self._refuse("It is the computer's turn, but its last move failed: press New game or choose another opponent.")
@@ -157,7 +222,16 @@ class GameBoard(Widget):
         self._after_move("")
 
     def _after_move(self, message: str) -> None:
-        """Let the computer move if it is its turn (saying so while it thinks), then redraw."""
+        """Let the computer move if it is its turn (saying so while it thinks), then redraw;
+        while it prepares, say so, and leave its move to the preparation's end."""
+        if self._preparation is not None:
+            if self.session.computer_to_move:
+                self.busy = True
+                then = f"The computer ({self.opponent_name}) moves as soon as it is ready."
+                self._refresh(" ".join(filter(None, [message, self._waiting, then])), kind="busy", outcome=False)
+            else:
+                self._refresh(" ".join(filter(None, [message, self._waiting])), kind="busy")
+            return
         if self.session.computer_to_move:
             self.busy = True
             self._refresh(f"The computer ({self.opponent_name}) is thinking…", kind="busy", outcome=False)
@@ -186,7 +260,7 @@ class GameBoard(Widget):
 
     def _message(self, _widget: Any, content: dict, _buffers: Any) -> None:
         if "click" in content:
-            self.click_square(int(content["click"]), turn=content.get("turn"))
+            self._click(int(content["click"]), content.get("turn"))
         elif content.get("new"):
             self.new_game()
 

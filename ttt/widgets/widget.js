@@ -1,8 +1,9 @@
 // The front end of ttt's widgets (anywidget): the playable boards and the search explorer.
 //
 // Every view is drawn from the model's synced state; clicks go to the kernel as messages.
-// The board shows the clicked mark at once and, while the computer thinks, refuses clicks on its
-// squares and disables every control (a choice made then would only run after its move).
+// The board shows the clicked mark at once and, while the computer thinks (or prepares, once per
+// machine), refuses clicks on its squares and disables every control (a choice made then would
+// only run after its move).
 // The explorer holds the whole recorded search (its tree and what each step shows) and steps
 // locally: a step never waits for the kernel.
 
@@ -87,8 +88,9 @@ function renderBoard(model, el) {
   }
 
   function clicked(s) {
-    if (model.get("busy") || pending !== null) {
-      refused = "The computer is thinking: wait for its move.";
+    if (model.get("busy") || pending !== null) { // refused, saying what the computer is doing (thinking, or preparing)
+      const doing = model.get("busy") && model.get("status_kind") === "busy" ? model.get("status") : "The computer is thinking.";
+      refused = `${doing} Your click was not played: wait for its move.`;
       draw();
       return;
     }

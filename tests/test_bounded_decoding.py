@@ -1,0 +1,130 @@
+"""The trusted side's work on what a student's server sends is linear in its size: a reply that would
+make the grader build a hash-flooded set (many distinct items with one hash) or hash a small message
+that stands for a tree of 2^100 items is refused at once, the function fails with a plain message, and
+the next call gets a new server. Attacks written as a student who has read grader/remote.py would:
+the student's function writes its own reply frame to the server's pipe."""
+
+from __future__ import annotations
+
+import json
+import resource
+import struct
+import textwrap
+import time
+
+import pytest
+
+from grader import checks, remote
+from grader.checks import CheckFailed
+from grader.remote import MAX_SAME_HASH, MAX_UNFOLDED, Remote, RemoteProtocolError, decode, encode
+from grader.sandbox import Sandbox, available
+
+COLLIDING = 2**61 - 1  # every multiple of it hashes to 0
+
+
+def _dag(depth: int) -> list:
+    """The tree of a tuple holding the tuple before it twice, `depth` times: 2^depth items as a tree.
+    Containers are numbered in the order they open, so the tuple at depth d is number d (the set is 0)."""
+    tree: list = ["t", 1]
+    for d in range(depth, 0, -1):
+        tree = ["t", tree, ["r", d + 1]]
+    return tree
+
+
+def test_a_hash_flooded_set_is_refused_in_linear_time():
+    for count in (5_000, 200_000):
+        tree = ["s"] + [encode(COLLIDING * k) for k in range(1, count)]
+        start = time.process_time()
+        with pytest.raises(RemoteProtocolError, match="share one hash"):
+            decode(tree)
+        assert time.process_time() - start < 2.0  # quadratic: 5,000 items took 0.34 s, 200,000 would take 9 minutes
+    for tag in ("f", "d"):
+        items = [encode(COLLIDING * k) for k in range(1, MAX_SAME_HASH + 2)]
+        tree = [tag] + ([x for item in items for x in (item, 0)] if tag == "d" else items)
+        with pytest.raises(RemoteProtocolError, match="share one hash"):
+            decode(tree)
+
+
+def test_a_small_message_that_unfolds_to_a_huge_tree_is_refused():
+    assert len(json.dumps(["s", _dag(100)])) < 5_000
+    start = time.process_time()
+    with pytest.raises(RemoteProtocolError, match=f"more than {MAX_UNFOLDED:,} items"):
+        decode(["s", _dag(100)])  # before the bound, hashing it never ended
+    with pytest.raises(RemoteProtocolError):
+        decode(["l", _dag(100)])  # comparing or showing it would not end either
+    assert time.process_time() - start < 1.0
+    assert decode(["s", _dag(10)])  # 1,024 items: fine
+
+
+def test_plain_answers_of_every_size_a_lesson_gives_still_pass():
+    row = [None, "X", "O"]
+    aliased = decode(encode([row, row, row]))  # a board whose rows are one list: kept so, for the checks to see
+    assert aliased[0] is aliased[1] is aliased[2]
+    assert decode(encode({-1, -2, 0, 1})) == {-1, -2, 0, 1}  # -1 and -2 share a hash: a few may
+    assert decode(encode({(i, j) for i in range(9) for j in range(9)})) == {(i, j) for i in range(9) for j in range(9)}
+    table = {str(k): [k, {k % 3, k % 5}, (k, None)] for k in range(5_478)}  # a table of answers on every position
+    assert decode(encode(table)) == table
+    assert decode(encode(list(range(300_000)))) == list(range(300_000))
+
+
+def _frame(message: dict) -> bytes:
+    body = json.dumps(message, separators=(",", ":")).encode()
+    return struct.pack(">I", len(body)) + body
+
+
+# The student's function answers for its server: it writes a reply frame itself on the pipe to the grader
+# (its number is the server's last argument), then waits for the grader to read it.
+HOSTILE = textwrap.dedent('''
+    import os, sys, time
+
+    def _reply(data):
+        import json, struct
+        body = json.dumps({"data": ["l", data, ["l"]], "subclasses": [], "ok": True}, separators=(",", ":")).encode()
+        os.write(int(sys.argv[-1]), struct.pack(">I", len(body)) + body)
+        time.sleep(60)
+
+    def actions(board):
+        _reply(["s"] + [["i", format((2**61 - 1) * k, "x")] for k in range(1, 300_000)])
+
+    def flood_set():
+        _reply(["s"] + [["i", format((2**61 - 1) * k, "x")] for k in range(1, 300_000)])
+
+    def unfolds():
+        tree = ["t", 1]
+        for d in range(100, 0, -1):
+            tree = ["t", tree, ["r", d + 2]]  # the reply's list is number 0, the set 1
+        _reply(["s", tree])
+
+    def fine():
+        return {1, 2, 3}
+''')
+
+
+@pytest.fixture
+def sandboxed(tmp_path):
+    reason = available()
+    assert reason is None, f"no sandbox can start here: {reason}"  # fails, not skips: the attack tests need it
+    with Remote({"cells": [HOSTILE], "cpu": 20}, cwd=tmp_path, launcher=Sandbox([tmp_path]).popen, cpu=10) as linked:
+        yield linked
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name, said", [("flood_set", "share one hash"), ("unfolds", "more than once")])
+def test_a_hostile_reply_costs_the_grader_little_and_the_next_call_works(sandboxed, name, said):
+    ns = sandboxed.namespace()
+    before = resource.getrusage(resource.RUSAGE_SELF)
+    with pytest.raises(RemoteProtocolError, match=said):
+        ns[name]()
+    after = resource.getrusage(resource.RUSAGE_SELF)
+    grader_cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
+    assert grader_cpu < 3.0, f"the grader spent {grader_cpu:.1f} CPU s on one reply"  # unbounded before: hours
+    assert sandboxed.namespace()["fine"]() == {1, 2, 3}  # a new server answers the next call
+
+
+@pytest.mark.slow
+def test_a_check_fails_the_function_with_a_plain_message(sandboxed):
+    with pytest.raises(CheckFailed) as failed:
+        checks.check_actions(sandboxed.namespace()["actions"])
+    said = str(failed.value)
+    assert "actions(board): answered with something the grader refuses to take" in said
+    assert "share one hash" in said and "Traceback" not in said
