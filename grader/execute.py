@@ -6,8 +6,10 @@ submission misbehaves:
 
 - time limits in CPU seconds, not wall time: a cell may use ``timeout`` CPU seconds (summed
   over the kernel and every process it starts), a notebook ``notebook_timeout`` in all. Wall
-  time only stops a cell that makes no CPU progress for ``stall_timeout`` seconds (it sleeps,
-  or waits on something that never comes). A busy machine makes a cell slow, never failed.
+  time only stops a notebook whose cells chose to wait (slept, or waited on something that
+  never comes) ``stall_timeout`` seconds in all, however short each wait: the wall time of a
+  running cell less its CPU time and the time its processes waited for a core. A busy machine
+  makes a cell slow, never failed.
   A stopped cell is interrupted; one that does not stop then is ended with its kernel.
 - a kernel that dies in a cell (``os._exit``, a crash, out of memory) or is ended is replaced by
   a fresh one; the cells that ran before (test cells apart) are run again, quietly, so only the
@@ -59,7 +61,7 @@ def error_output(ename: str, evalue: str):
 
 
 NOTEBOOK_LIMIT = "NotebookTimeLimit"  # the error of cells stopped or skipped at the notebook's limit
-STALL_SECONDS = 60  # wall seconds without CPU progress that stop a cell (it sleeps, or waits for ever)
+STALL_SECONDS = 60  # wall seconds a notebook's cells may choose to wait (sleep, or wait for what never comes), in all
 MAX_MESSAGE_BYTES = 4 * 2**20  # the largest message the grader takes from a kernel
 MAX_MESSAGES_WAITING = 32  # messages from a kernel that may wait to be read (a flood beyond is dropped)
 GRACE_CPU, GRACE_STALL = 15.0, 30.0  # what an interrupted cell may still use before its kernel is ended
@@ -120,8 +122,9 @@ class SafeExecute(Execute):
     shutdown_kernel = Unicode("immediate", help="How to stop a kernel after its notebook: it is thrown away, so at once.").tag(config=True)
     memory_mb = Integer(MEMORY_MB, help="Memory cap of the grading kernel (MB).").tag(config=True)
     notebook_timeout = Integer(0, help="CPU seconds a whole notebook's cells may use; 0: no limit.").tag(config=True)
-    stall_timeout = Integer(STALL_SECONDS, help="Wall seconds without CPU progress after which a cell is stopped "
-                            "(it sleeps or waits); a working cell is never stopped by the clock.").tag(config=True)
+    stall_timeout = Integer(STALL_SECONDS, help="Wall seconds a notebook's cells may spend waiting without computing "
+                            "(sleeping, or waiting on something; not waiting for a core), in all: then the running cell "
+                            "is stopped and the rest not run. A working cell is never stopped by the clock.").tag(config=True)
     run_after_last_test = Bool(False, help="Also run the cells after the last test cell (they cannot change a score).").tag(config=True)
     checks_apart = Bool(False, help="Leave the hidden checks to the re-check, which runs them apart from the notebook "
                         "(ttt-grader sets this: only where a re-check follows).").tag(config=True)
@@ -253,8 +256,8 @@ class SafeExecute(Execute):
 
     def _watched(self, cpu_seconds: float | None):
         """A context in which the kernel's process tree is watched: past `cpu_seconds` of CPU, or
-        ``stall_timeout`` wall seconds without progress, the kernel is interrupted, and ended if
-        it does not stop then. The context's ``stopped`` says why ("cpu", "stall" or "")."""
+        once the notebook's cells have waited ``stall_timeout`` seconds in all, the kernel is
+        interrupted, and ended if it does not stop then. The context's ``stopped`` says why ("cpu", "stall" or "")."""
         from grader.sandbox import Tree
 
         return _Watch(Tree(self.km.provisioner.pid), cpu_seconds, max(0.0, self.stall_timeout - self._idle))
@@ -355,22 +358,26 @@ def _bounded_client(make_client, **kwargs):
 
 class _Watch:
     """Watches a kernel's process tree while a cell runs (a context manager). Past its CPU limit,
-    or once the notebook has spent its allowance of idle time (wall time in which the kernel made
-    no CPU progress: it slept or waited), the kernel is interrupted; if the cell still does not
-    end, the kernel is ended (the cell's client then sees it dead). ``stopped`` says why ("cpu",
-    "stall" or ""), ``used`` the CPU seconds and ``idle`` the idle seconds the cell used."""
+    or once the notebook has spent its allowance of waiting (wall time its processes chose to wait:
+    slept, or waited on something other than a core; ``grader.processes.ChosenWait``), the kernel
+    is interrupted; if the cell still does not end, the kernel is ended (the cell's client then sees
+    it dead). ``stopped`` says why ("cpu", "stall" or ""), ``used`` the CPU seconds and ``idle`` the
+    seconds of waiting the cell used."""
 
     POLL = 0.25  # seconds between looks at the kernel's CPU time
-    IDLE_RATE = 0.01  # below this share of one core, a look finds the kernel idle
 
     def __init__(self, tree, cpu_seconds: float | None, idle_seconds: float) -> None:
+        from grader.processes import ChosenWait
+
         self.tree, self.cpu_seconds, self.idle_seconds = tree, cpu_seconds, idle_seconds
         self.stopped, self.used, self.idle = "", 0.0, 0.0
+        self._waits = ChosenWait(tree)
         self._done = threading.Event()
         self._thread = threading.Thread(target=self._watch, daemon=True)
 
     def __enter__(self) -> "_Watch":
         self._start = self.tree.cpu_seconds()
+        self._waits.begin()
         self._thread.start()
         return self
 
@@ -379,6 +386,9 @@ class _Watch:
         self._thread.join()
         if self.tree.alive():
             self.used = max(self.used, self.tree.cpu_seconds() - self._start)
+            self.idle = max(self.idle, self._waits.end())
+        else:
+            self.idle = max(self.idle, self._waits.end(look=False))
 
     def _watch(self) -> None:
         why = self._until_limit()
@@ -393,19 +403,15 @@ class _Watch:
 
     def _until_limit(self) -> str:
         """Waits until the cell ends (returns "") or reaches a limit (returns "cpu" or "stall")."""
-        last, then = self._start, time.monotonic()
         while not self._done.wait(self.POLL):
             if not self.tree.alive():
                 return ""
-            used, now = self.tree.cpu_seconds(), time.monotonic()
-            self.used = used - self._start
+            self.used = self.tree.cpu_seconds() - self._start
             if self.cpu_seconds is not None and self.used > self.cpu_seconds:
                 return "cpu"
-            if used - last < self.IDLE_RATE * (now - then):
-                self.idle += now - then
-                if self.idle >= self.idle_seconds:
-                    return "stall"
-            last, then = used, now
+            self.idle = self._waits.look()
+            if self.idle >= self.idle_seconds:
+                return "stall"
         return ""
 
 

@@ -260,13 +260,16 @@ class Recheck(NbGraderPreprocessor):
         """Writes a test cell's verdict (``grader.recheck.Verdict``) into its outputs, and what it
         means into the report."""
         from grader.recheck import OUT_OF_TIME
+        from grader.remote import STALLED_WORDS
 
         grade_id = cell.metadata["nbgrader"]["grade_id"]
         kernel_passed = not any(o.output_type == "error" for o in cell.outputs)
         if kernel_passed and (verdict.output or verdict.ename):
             _replace_outputs(cell, verdict)
         if verdict.ename == OUT_OF_TIME:
-            report["problems"].append(f"test cell {grade_id} timed out: it used more than its {self.timeout:g} s of CPU time")
+            waited = verdict.evalue.splitlines()[0] if STALLED_WORDS in verdict.evalue else ""  # RemoteStalled's
+            report["problems"].append(f"test cell {grade_id}" + (f": {waited[:300]}" if waited else
+                                      f" timed out: it used more than its {self.timeout:g} s of CPU time"))
         # the hidden checks run here only (the kernel never sees them): their failure is no sign of cheating
         if not verdict.passed and kernel_passed and not verdict.hidden and verdict.ename != OUT_OF_TIME:
             report["suspicious"].append(f"cell {grade_id} passed in the notebook but fails when re-checked apart: {verdict.message}")

@@ -19,6 +19,7 @@ import itertools
 import os
 import signal
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -156,6 +157,27 @@ def stop_processes(match) -> list[int]:
     return [pid for pid, _ in killed]
 
 
+def _listdir(folder: str) -> list[str]:
+    try:
+        return os.listdir(folder)
+    except OSError:
+        return []
+
+
+def runqueue_waits(tids: list[int]) -> dict[int, int]:
+    """Returns, for each of the threads `tids` still there, the nanoseconds it has spent waiting for a
+    core so far (runnable, not running: the second field of ``/proc/TID/schedstat``; a wait still
+    under way is counted once the thread runs)."""
+    found = {}
+    for tid in tids:
+        try:
+            with open(f"/proc/{tid}/schedstat", "rb") as handle:
+                found[tid] = int(handle.read().split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+    return found
+
+
 def alive(pid) -> bool:
     """True if a process `pid` exists."""
     try:
@@ -191,6 +213,10 @@ class Descendants:
             if status is not None:
                 found.append((pid, status))
         return found
+
+    def tids(self) -> list[int]:
+        """Returns the ids of the threads (tasks) of the tree's processes that run now."""
+        return [int(tid) for pid in descendants(self.pid) for tid in _listdir(f"/proc/{pid}/task") if tid.isdigit()]
 
     def cpu_seconds(self) -> float:
         """Returns the CPU seconds the tree has used so far (never decreasing); not thread-safe."""
@@ -329,6 +355,14 @@ class Cgroup:
         except (OSError, ValueError):
             return []
 
+    def tids(self) -> list[int]:
+        """Returns the ids of the threads (tasks) in the cgroup now (v1 ``tasks``, v2 ``cgroup.threads``)."""
+        try:
+            with open(self._file("tasks" if self.version == 1 else "cgroup.threads"), "rb") as handle:
+                return [int(word) for word in handle.read().split()]
+        except (OSError, ValueError):
+            return []
+
     def kill(self) -> None:
         """SIGKILLs every process in the cgroup, and returns once none is left (or after 10 s)."""
         deadline = time.monotonic() + 10
@@ -377,3 +411,89 @@ def _sweep(parent: str) -> None:
                     os.rmdir(os.path.join(parent, name))
                 except OSError:
                     pass
+
+
+class ChosenWait:
+    """The wall seconds a sandbox's processes chose to wait (slept, or waited on a pipe, a lock, a
+    child: anything but a core), counted while it is counting (from :meth:`begin` to :meth:`end`).
+
+    Each look counts the wall seconds since the last one less the CPU seconds the sandbox used, the
+    seconds its threads spent waiting for a core (``tree.waiting_seconds()``, where the tree can say)
+    and the seconds the grader's thread that began the count ran or waited for a core (the sandbox
+    waits for the grader meanwhile: to read its answer, say), never less than 0. A busy machine makes
+    none: time spent waiting for a core is not chosen. Several threads are summed, so a sandbox that
+    computes on one thread while another sleeps waits none.
+
+    A look's count is final only ``SETTLE`` seconds later: a wait for a core still under way is read
+    once the thread runs again, so a later look that finds more of it than wall time takes back what
+    the looks before it counted meanwhile; nothing older can be taken back (no wait is saved up by
+    computing on several cores). ``seconds`` is what was counted so far (final counts only).
+    """
+
+    SETTLE = 1.0
+    SHORT = 0.01
+
+    def __init__(self, tree) -> None:
+        self.tree, self.seconds = tree, 0.0
+        self._base: tuple[float, float] | None = None  # the sandbox's (CPU seconds, seconds waiting for a core) at the last reading
+        self._since: float | None = None  # the wall time counting goes on from; None: not counting
+        self._grader = (threading.get_native_id(), 0.0)  # the grader's thread, and its busy seconds then
+        self._pending: list[list[float]] = []  # [when, seconds] counted by the last looks, not final yet
+
+    def follow(self, tree) -> None:
+        """Watches `tree` from now on (a new process of the same unit: what was counted stays)."""
+        self.tree, self._base = tree, None
+
+    def _sandbox(self) -> tuple[float, float]:
+        waiting = getattr(self.tree, "waiting_seconds", None)
+        return self.tree.cpu_seconds(), waiting() if waiting is not None else 0.0
+
+    def _busy(self, tid: int) -> float:
+        """Returns the seconds the grader's thread `tid` has run or waited for a core so far."""
+        try:
+            with open(f"/proc/self/task/{tid}/schedstat", "rb") as handle:
+                ran, waited = handle.read().split()[:2]
+            return (int(ran) + int(waited)) / 1e9
+        except (OSError, ValueError):
+            return 0.0
+
+    def begin(self, when: float | None = None) -> None:
+        """Counts from wall time `when` (``time.monotonic()``; default now) on, this thread being the
+        grader's. The sandbox's CPU and wait of the last reading stand for that moment when there is
+        one (it did nothing since: it was waiting for the grader), so a short operation costs no
+        reading of the sandbox."""
+        self._since = time.monotonic() if when is None else when
+        tid = threading.get_native_id()
+        self._grader = (tid, self._busy(tid))
+        if self._base is None:
+            self._base = self._sandbox()
+
+    def look(self) -> float:
+        """Counts the chosen wait since the last look (when counting); returns ``seconds``."""
+        if self._since is None or self._base is None:
+            return self.seconds
+        now, sandbox, busy = time.monotonic(), self._sandbox(), self._busy(self._grader[0])
+        chosen = (now - self._since) - (sandbox[0] - self._base[0]) - (sandbox[1] - self._base[1]) - (busy - self._grader[1])
+        self._since, self._base, self._grader = now, sandbox, (self._grader[0], busy)
+        if chosen > 0:
+            self._pending.append([now, chosen])
+        while chosen < 0 and self._pending:  # a wait for a core read late: take back what it made look chosen
+            back = min(-chosen, self._pending[-1][1])
+            self._pending[-1][1] -= back
+            chosen += back
+            if self._pending[-1][1] <= 0:
+                self._pending.pop()
+        while self._pending and self._pending[0][0] <= now - self.SETTLE:
+            self.seconds += self._pending.pop(0)[1]
+        return self.seconds
+
+    def end(self, *, look: bool = True) -> float:
+        """Stops counting, with a last look unless `look` is False or the last look (or the begin) is
+        less than ``SHORT`` seconds old (not worth a reading: the next begin counts from its own
+        time, with this reading's CPU and wait); every count becomes final. Returns ``seconds``."""
+        if look and self._since is not None and time.monotonic() - self._since >= self.SHORT:
+            self.look()
+        self.seconds += sum(seconds for _, seconds in self._pending)
+        self._pending.clear()
+        self._since = None
+        return self.seconds

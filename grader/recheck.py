@@ -262,7 +262,6 @@ def _run_test(source: str, grade_id: str, namespace: dict, remote, timeout: floa
     """Runs one test cell here, the submission's functions called in the sandbox; returns its verdict."""
     from grader.checks import student
     from grader.checks.failures import CheckFailed, OutOfCpuTime, _picture
-    from grader.remote import RemoteStalled
 
     last_call: list = [None]
     watching = student.WATCH_CALLS.set(lambda call, board: last_call.__setitem__(0, (call, board)))
@@ -276,8 +275,6 @@ def _run_test(source: str, grade_id: str, namespace: dict, remote, timeout: floa
         if isinstance(error, (KeyboardInterrupt, SystemExit)) and not hasattr(error, "remote_type"):
             raise  # the grader itself is being stopped
         stopped = isinstance(error, OutOfCpuTime)
-        if isinstance(error, RemoteStalled):  # it waits without end: the next calls get little patience
-            remote.stall_seconds = min(remote.stall_seconds, 5.0)
         if stopped:
             said = str(error) or f"the test used more than its {timeout:g} s of CPU time"
             if last_call[0] is not None:

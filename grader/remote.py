@@ -48,6 +48,7 @@ from pathlib import Path
 from typing import Any, Callable, Collection, Iterator, Optional
 
 from grader.checks.failures import OutOfCpuTime
+from grader.processes import ChosenWait
 
 MAX_MESSAGE = 16 * 2**20  # bytes of one message, either way
 MAX_DEPTH = 100  # nesting of containers in one message
@@ -96,8 +97,20 @@ class RemoteTimeout(RemoteFailure, OutOfCpuTime):
 
 
 class RemoteStalled(RemoteFailure, OutOfCpuTime):
-    """The server made no CPU progress for the stall period (sleeping, or waiting on something);
+    """The servers chose to wait (sleeping, or waiting on something) for their allowance in all, over
+    every operation of the Remote: the operation under way is stopped and the later ones are not run;
     the checks take it as a time limit too."""
+
+
+STALLED_WORDS = "waiting without computing"  # in every RemoteStalled's message
+
+
+def _stalled(seconds: float, *, ran: bool) -> RemoteStalled:
+    """Returns the failure of an operation stopped, or not run, because the submission's functions
+    had waited without computing for `seconds` in all."""
+    return RemoteStalled(f"the submission's functions spent {seconds:g} s {STALLED_WORDS} (sleeping, or waiting "
+                         "for something that never came), the most they may in all: this call was "
+                         + ("stopped" if ran else "not run"))
 
 
 class RemoteDied(RemoteFailure):
@@ -1177,7 +1190,8 @@ class Remote:
     pass_fds, stdin, stdout, stderr)` starts the server (default: a plain subprocess in a session
     of its own); `handed` names the ready-made functions a lesson hands the student (these are
     the trusted side's own objects when the submission has them unchanged); `output_bytes` caps
-    what `take_output` keeps; `stall_seconds` is how long the server may make no CPU progress;
+    what `take_output` keeps; `stall_seconds` is how long the servers may choose to wait (sleep, or
+    wait on something other than a core) while operations run, in all (``RemoteStalled``);
     `grace` the CPU seconds past a call's limit before it is killed from outside; `cpu` the
     default CPU limit of a call (None: none).
     """
@@ -1219,6 +1233,7 @@ class Remote:
         self._fds: dict[str, int] = {}
         self._poller: Any = None
         self._watcher: Any = None
+        self._waits = ChosenWait(None)  # the seconds the servers chose to wait while an operation ran
 
     # life
 
@@ -1275,6 +1290,7 @@ class Remote:
             os.close(to_read)
             os.close(from_write)
         self._watcher = watch(self._popen.pid)
+        self._waits.follow(self._watcher)
         self._fds = {"to": to_write, "from": from_read}
         if self._popen.stdout is not None:
             self._fds["out"] = self._popen.stdout.fileno()
@@ -1295,7 +1311,8 @@ class Remote:
             reply = self._request({"op": "load", **self.load}, cpu=self.load.get("cpu"), start=False)
         except RemoteFailure as error:
             skip = self.load.get("skip", [])
-            if self._at is None or self._at in skip or len(skip) >= 10 or isinstance(error, SandboxNotStarted):
+            if self._at is None or self._at in skip or len(skip) >= 10 or \
+                    isinstance(error, (SandboxNotStarted, RemoteStalled)):  # a stall spent the unit's allowance
                 raise
             # a statement of the submission ended the process (os._exit, a crash, a sleep without end):
             # load again without it, so that its other definitions are graded on their own
@@ -1599,6 +1616,8 @@ class Remote:
         """Sends one operation and returns its reply, serving callbacks meanwhile; kills the server and
         raises RemoteTimeout, RemoteStalled, RemoteDied or RemoteProtocolError when it cannot answer.
         `cpu` is the operation's CPU limit (None: none); the server is killed at `cpu` + grace."""
+        if start and self._waits.seconds >= self.stall_seconds:
+            raise _stalled(self.stall_seconds, ran=False)
         if start and (self._popen is None or self._dead is not None):
             self.restart()
         generation = self._generation
@@ -1614,10 +1633,10 @@ class Remote:
 
     def _await(self, message: dict, cpu: Optional[float], generation: int) -> dict:
         """Sends `message` and returns the server's reply (see `_request`)."""
+        self._waits.begin()
         self._outbox += _frame(message)
         self._flush_outbox()
         started: Optional[float] = None  # the server's CPU seconds at the first look
-        progress: Optional[tuple[float, float]] = None  # (CPU seconds, wall time) when it last made progress
         look = time.monotonic() + _POLL
         while True:
             reply = self._next(timeout=_POLL)
@@ -1630,12 +1649,14 @@ class Remote:
                         self._at = at
                     continue
                 if reply.get("op") == "callback":
+                    self._waits.end()  # the time spent on this side is the grader's
                     self._serve_callback(reply, generation)
-                    progress = None  # the time spent on this side is no stall of the server's
+                    self._waits.begin()
                     continue
                 if "too_big" in reply:
                     raise self._fail(RemoteProtocolError(str(reply.get("error"))[:300]))
                 self._drain_output()
+                self._waits.end()
                 return reply
             now = time.monotonic()
             if now < look:
@@ -1650,13 +1671,10 @@ class Remote:
             used = self._watcher.cpu_seconds()
             if started is None:
                 started = used
-            if progress is None or used - progress[0] >= 0.05:
-                progress = (used, now)
             if cpu is not None and used - started > cpu + self.grace:
                 raise self._fail(RemoteTimeout(f"the call used more than its {cpu:g} s of CPU time (stopped from outside)"))
-            if now - progress[1] > self.stall_seconds:
-                raise self._fail(RemoteStalled(f"the call made no progress for {self.stall_seconds:g} s "
-                                               "(waiting or sleeping, not computing)"))
+            if self._waits.look() >= self.stall_seconds:
+                raise self._fail(_stalled(self.stall_seconds, ran=True))
 
     def _serve_callback(self, message: dict, generation: int) -> None:
         """Calls the trusted function a callback names, and sends its value (or its exception) back."""

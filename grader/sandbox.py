@@ -38,14 +38,13 @@ import subprocess
 import sys
 import threading
 import time
-from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from importlib.util import find_spec
 from pathlib import Path
 
 from grader.course import MEMORY_MB
-from grader.processes import Cgroup, Descendants, die_with_parent, every_pid, libc_prctl
+from grader.processes import ChosenWait, Cgroup, Descendants, die_with_parent, every_pid, libc_prctl, runqueue_waits
 
 __all__ = ["Limits", "Sandbox", "SandboxUnavailable", "Tree", "available", "keyring_filter", "keyring_program",
            "remove_folder", "run_limited", "kernel_main"]
@@ -443,6 +442,8 @@ class Tree:
         self.cgroup = Cgroup.of(pid) if cgroup else None
         self._walk = Descendants(pid)
         self._lock = threading.Lock()
+        self._waits: dict[int, int] = {}  # thread id -> its nanoseconds waiting for a core at the last reading
+        self._waited = 0  # nanoseconds the sandbox's threads have waited for a core, as far as read
 
     def _members(self) -> list[int]:
         """Return the pids of the processes that run now (the outer one first; an exited one waiting to be reaped is left out)."""
@@ -460,6 +461,25 @@ class Tree:
             return self.cgroup.cpu_seconds()
         with self._lock:
             return self._walk.cpu_seconds()
+
+    def waiting_seconds(self) -> float:
+        """Return the seconds the sandbox's threads have spent waiting for a core so far (runnable, not
+        running), summed over its threads; never decreases. Read from ``/proc/TID/schedstat`` of the
+        threads in its cgroup (or of its processes, found from the outer one).
+
+        A thread is read while it runs: what a thread waited after the last reading before it ended,
+        and all a thread waited that came and went between two readings, is lost. Lost wait shows as
+        time the sandbox chose to wait (:class:`grader.processes.ChosenWait`), so a sandbox that starts
+        many short-lived processes on a busy machine may be found waiting more than it did.
+        """
+        with self._lock:
+            tids = self.cgroup.tids() if self.cgroup is not None else self._walk.tids()
+            now = runqueue_waits(tids)
+            for tid, waited in now.items():
+                before = self._waits.get(tid, 0)
+                self._waited += waited - before if waited >= before else waited  # a smaller one: a new thread, same id
+            self._waits = now
+            return self._waited / 1e9
 
     def alive(self) -> bool:
         """Return whether any process of the sandbox still runs."""
@@ -494,27 +514,25 @@ class Tree:
             self.cgroup.remove()
 
 
-def run_limited(tree: Tree, *, cpu_seconds: float | None, stall_seconds: float = 60.0, stall_cpu: float = 0.05,
-                poll: float = 0.25, done: Callable[[], bool]) -> str | None:
+def run_limited(tree: Tree, *, cpu_seconds: float | None, stall_seconds: float = 60.0, poll: float = 0.25,
+                done: Callable[[], bool]) -> str | None:
     """Return None once done() is true, "cpu" when the tree has used more than `cpu_seconds` since the call,
-    "stall" when it used less than `stall_cpu` in the last `stall_seconds`, "dead" when none of it runs.
+    "stall" when it has chosen to wait (:class:`grader.processes.ChosenWait`: slept, or waited on
+    something other than a core) `stall_seconds` in all since the call, "dead" when none of it runs.
 
     Kills nothing.
     """
     start = tree.cpu_seconds()
-    samples = deque([(time.monotonic(), start)])  # (when, CPU seconds); the first one stall_seconds old or less
+    waits = ChosenWait(tree)
+    waits.begin()
     while True:
         if done():
             return None
         if not tree.alive():
             return None if done() else "dead"
-        used, now = tree.cpu_seconds(), time.monotonic()
-        if cpu_seconds is not None and used - start > cpu_seconds:
+        if cpu_seconds is not None and tree.cpu_seconds() - start > cpu_seconds:
             return "cpu"
-        samples.append((now, used))
-        while len(samples) > 1 and samples[1][0] <= now - stall_seconds:
-            samples.popleft()
-        if now - samples[0][0] >= stall_seconds and used - samples[0][1] < stall_cpu:
+        if waits.look() >= stall_seconds:
             return "stall"
         time.sleep(poll)
 

@@ -583,6 +583,31 @@ if "get_ipython" not in globals():
     _leave("definitions")
 '''
 
+DUTY_KERNEL = '''
+def _duty_kernel():
+    """In the notebook's kernel only: 3 ms of computing every 250 ms, for ever (1.2 % of a core)."""
+    if _phase() != "kernel":
+        return
+    _report("duty-kernel", "kernel")
+    while True:
+        spin = time.process_time() + 0.003
+        while time.process_time() < spin:
+            pass
+        time.sleep(0.25)
+'''
+
+DUTY_RECHECK = '''
+def _duty_recheck(where):
+    """In the re-check's student server only: 60 ms of computing every 2 s, for ever (3 % of a core)."""
+    if _phase() != "recheck":
+        return
+    while True:
+        spin = time.process_time() + 0.06
+        while time.process_time() < spin:
+            pass
+        time.sleep(2)
+'''
+
 
 def _function(name: str, body: str, *, attack: str = "") -> str:
     """A function whose first call runs `attack(where)` before its `body` (indented source)."""
@@ -618,6 +643,10 @@ ATTACKERS = {
     "a15-short-children": (SHORT_CHILDREN, _function("player", PLAYER_BODY, attack="_short_children"), COUNT,
                            {"test_player": 0, "test_count_empty": 1}, True),
     "a16-leaves": (LEAVES, _function("player", PLAYER_BODY, attack="_leave"), COUNT, FULL, True),
+    # waits, computing a little now and then: the unit is ended once its waits add up to the stall allowance
+    "a13-duty-kernel": (DUTY_KERNEL, PLAYER, COUNT, {"test_player": 2, "test_count_empty": 0}, False),
+    "a14-duty-recheck": (DUTY_RECHECK, _function("player", PLAYER_BODY, attack="_duty_recheck"), COUNT,
+                         {"test_player": 0, "test_count_empty": 0}, False),
 }
 # Which attacks the grader can see (b): a forged verdict is a notebook whose cells pass where its
 # definitions fail; a flipped switch or a lying value reaches the grader as a value that is not
@@ -641,6 +670,9 @@ def _attack_notebook(course: Path, student: str):
     nb.cells.insert(2, nbformat.v4.new_code_cell(library + body))
     if student == "a11-sleeps":
         nb.cells.insert(2, nbformat.v4.new_code_cell("import time\ntime.sleep(3000)"))
+    if student == "a13-duty-kernel":  # after test_player, before count_empty
+        where = next(i for i, c in enumerate(nb.cells) if c.metadata.get("nbgrader", {}).get("grade_id") == "count_empty")
+        nb.cells.insert(where, nbformat.v4.new_code_cell("_duty_kernel()"))
     return nb
 
 
@@ -1118,3 +1150,17 @@ def test_a_cs50_file_earns_what_its_functions_earn_and_changes_nothing(tmp_path)
     assert not any(MARK in r.message for r in results)  # no verdict the file wrote itself
     assert mended == [] and _differences({k: v for k, v in before.items() if k != "_course"},
                                          {k: v for k, v in after.items() if k != "_course"}) == {}
+
+
+# 13, 14: a low duty cycle, in the kernel and in the re-check
+@pytest.mark.parametrize("student, said", [
+    ("a13-duty-kernel", "cell #5: NotebookTimeLimit: The notebook's cells spent 60 seconds waiting without computing"),
+    ("a14-duty-recheck", "test cell test_player: the submission's functions spent 60 s waiting without computing"),
+])
+def test_a_low_duty_cycle_ends_its_unit_for_waiting(graded, student, said):
+    if student not in graded["attackers"]:
+        pytest.skip(f"{student} not chosen")
+    outcome = graded["outcomes"][student]
+    assert _scores(graded, student) == ATTACKERS[student][3] and not outcome.error, outcome
+    assert any(problem.startswith(said) for problem in outcome.problems), outcome.problems
+    assert graded["left"] == {"marked": [], "high-uid": []}

@@ -393,14 +393,17 @@ def test_a_loop_that_blocks_the_timer_is_killed_from_outside(tmp_path):
         assert ns["same"](2) == 2  # a new server
 
 
-def test_a_stalled_server_is_killed_and_started_again(tmp_path):
+def test_a_stalled_server_is_killed_and_the_calls_after_are_not_run(tmp_path):
     with Remote({"cells": CELLS}, cwd=tmp_path, stall_seconds=1.0) as linked:
         ns = linked.namespace()
         ns["N"] = "kept"
-        with pytest.raises(RemoteStalled):
+        popen = linked._popen
+        with pytest.raises(RemoteStalled, match="this call was stopped"):
             ns["sleeps"]()
-        assert ns["same"](3) == 3
-        assert ns["get_n"]() == "kept"  # the set was made again in the new server
+        assert popen.poll() is not None  # killed, not left to sleep
+        with pytest.raises(RemoteStalled, match="this call was not run"):  # the allowance is the Remote's, all of it
+            ns["same"](3)
+        assert linked._popen is popen  # no new server was started for it
 
 
 def test_a_dead_server_is_started_again_with_the_sets_in_force(tmp_path):
