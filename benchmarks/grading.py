@@ -16,7 +16,7 @@ the whole process tree of the command (see `cpu_of`), with wall seconds beside t
 3. **A check on a machine with many processes.** The first lesson's check with ``--idle`` (1,000)
    idle processes (``sleep``) on the machine, against the same check without them.
 
-The 1-minute load average is printed at the start and the end. Options pick the lessons, the
+The load average and the number of processes on the machine are printed at the start and the end. Options pick the lessons, the
 class size and the number of idle processes; ``--where`` adds where a notebook's time goes in a
 plain kernel (kernel start, test cells, other cells), ``--cluster`` the local pool against a Dask
 cluster on this machine (the ``cluster`` extra).
@@ -220,8 +220,12 @@ def row(label: str, ours_: tuple[float, float], base: tuple[float, float], width
 
 
 def load_average(when: str) -> None:
+    """Prints the load average, and the processes on the machine (the sandbox's accounting reads them all)."""
+    import psutil
+
     one, five, fifteen = os.getloadavg()
-    print(f"load average at the {when}: {one:.2f} {five:.2f} {fifteen:.2f} ({os.cpu_count()} cores)", flush=True)
+    print(f"load average at the {when}: {one:.2f} {five:.2f} {fifteen:.2f} ({os.cpu_count()} cores, "
+          f"{len(psutil.pids()):,} processes)", flush=True)
 
 
 def check_table(lessons: list[str], scratch: Path) -> dict[str, Path]:
