@@ -42,6 +42,7 @@ import nbformat
 
 from grader.course import lesson_names, lesson_path
 from grader.course_ops import release
+from grader.processes import die_with_parent
 
 PARTS = ("kernel start", "test cells", "other cells")
 WRITTEN_ANSWER = "Products 18 and 50 are 3 x 3 x 2 and 5 x 5 x 2: two of a player's marks and an empty square."
@@ -184,7 +185,8 @@ def stock(course: Path, lesson: str) -> tuple[float, float]:
 
 
 class IdleProcesses:
-    """`count` idle processes (``sleep``) on the machine while in the ``with`` block; killed and reaped after."""
+    """`count` idle processes (``sleep``) on the machine while in the ``with`` block; killed and reaped
+    after, and killed by Linux if this script dies first."""
 
     def __init__(self, count: int):
         self.count, self.processes = count, []
@@ -192,8 +194,8 @@ class IdleProcesses:
     def __enter__(self) -> "IdleProcesses":
         try:
             for _ in range(self.count):
-                self.processes.append(subprocess.Popen(["sleep", "3600"], stdin=subprocess.DEVNULL,
-                                                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+                self.processes.append(subprocess.Popen(["sleep", "3600"], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                                       stderr=subprocess.DEVNULL, preexec_fn=die_with_parent))
         except BaseException:
             self.__exit__()
             raise
