@@ -1,25 +1,30 @@
-"""Grading a class: stock ``nbgrader autograde`` against ``ttt-grader autograde`` (1 and 2 jobs).
+"""Grading's CPU cost: ttt-grader beside what stock nbgrader does, side by side, in one run.
 
-Releases every lesson in ``notebooks/`` into three fresh course directories, submits the same
-N sample submissions of the whole course to each (student k hands in the solved lesson when k
-is even and the untouched release when k is odd, so both passing and failing tests run), then
-grades them with stock ``nbgrader autograde "*"`` (one command for every lesson),
-with ``ttt-grader autograde --jobs 1`` (with and without the sandbox) and with ``--jobs 2``, and prints seconds per
-submission side by side, with the machine's load when each run started, and whether every
-gradebook holds the same scores; ``--jobs 1`` runs once with the sandbox and once without
-(``--no-sandbox``), and the difference is the sandbox's cost a submission. While every notebook
-runs in a kernel, as in stock, two jobs can at best halve stock's time (2x).
+Three tables, each row ours, the baseline and the ratio (ours / baseline), in CPU seconds of
+the whole process tree of the command (see `cpu_of`), with wall seconds beside them:
 
-Before that it shows where the time goes: each lesson's solved and blank notebook run once
-in a plain kernel, as nbgrader runs them (``NBGRADER_EXECUTION`` set), timing the kernel's
-start, the test cells (the checks) and the other cells (the demonstrations, which do little
-while graded; ``--student-run`` times them as a student runs them too). What stock nbgrader
-spends beyond those is its own work per notebook.
+1. **The self-check, a lesson.** ``ttt-grader check LESSON.ipynb`` on the released lesson filled
+   in with the instructor's solutions (as a student who got everything right saves it), against
+   executing the instructor's notebook (``notebooks/LESSON.ipynb``: the solutions and the hidden
+   tests in it) top to bottom in a plain kernel with nbclient, no sandbox, as nbgrader's
+   autograde runs a notebook (``NBGRADER_EXECUTION`` set): what stock nbgrader does.
+2. **Autograding a class, a submission.** The same class (``-n`` students a lesson: student k
+   hands in the solved lesson when k is even, the untouched release when k is odd, so passing and
+   failing tests both run) in two copies of one course: ``ttt-grader autograde --jobs 1`` against
+   stock ``nbgrader autograde``, lesson by lesson, CPU seconds a submission; and whether both
+   gradebooks hold the same scores.
+3. **A check on a machine with many processes.** The first lesson's check with ``--idle`` (1,000)
+   idle processes (``sleep``) on the machine, against the same check without them.
 
-    python benchmarks/grading.py [-n 4] [--lesson 01-boards-and-moves,...] [--repeat 1] [--student-run]
+The load average and the number of processes on the machine are printed at the start and the end. Options pick the lessons, the
+class size and the number of idle processes; ``--where`` adds where a notebook's time goes in a
+plain kernel (kernel start, test cells, other cells), ``--cluster`` the local pool against a Dask
+cluster on this machine (the ``cluster`` extra).
 
-The machine's other work skews the numbers: run it when the machine is quiet, with
-``--repeat 3`` to take the best of three rounds.
+    python benchmarks/grading.py [-n 3] [--lesson 01-boards-and-moves,...] [--idle 1000] [--where] [--cluster]
+
+The machine's other work skews the wall seconds more than the CPU seconds: run it when the
+machine is quiet.
 """
 
 from __future__ import annotations
@@ -33,27 +38,256 @@ import tempfile
 import time
 from pathlib import Path
 
+import nbformat
+
 from grader.course import lesson_names, lesson_path
 from grader.course_ops import release
+from grader.processes import die_with_parent
 
 PARTS = ("kernel start", "test cells", "other cells")
+WRITTEN_ANSWER = "Products 18 and 50 are 3 x 3 x 2 and 5 x 5 x 2: two of a player's marks and an empty square."
+
+# Runs a command as a child subreaper (prctl PR_SET_CHILD_SUBREAPER): every descendant orphaned on
+# the way (a kernel, a sandbox, a process a sandbox leaves) is re-parented here and reaped, so its
+# CPU time reaches this process's RUSAGE_CHILDREN, and so the caller's. Exits with the command's status.
+REAPER = """
+import ctypes, os, subprocess, sys, time
+if ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0) != 0:
+    sys.exit("prctl(PR_SET_CHILD_SUBREAPER) failed: the CPU of orphaned descendants would be lost")
+code = subprocess.call(sys.argv[1:])
+deadline = time.monotonic() + 60
+while True:
+    try:
+        pid, _ = os.waitpid(-1, os.WNOHANG)
+    except ChildProcessError:
+        break
+    if pid == 0:
+        if time.monotonic() > deadline:
+            import psutil
+            left = psutil.Process().children(recursive=True)
+            print(f"cpu_of: {len(left)} descendants still running a minute after the command ended: killed",
+                  file=sys.stderr)
+            for p in left:
+                p.kill()
+            deadline = float("inf")
+        time.sleep(0.05)
+sys.exit(code)
+"""
+
+# Executes a notebook top to bottom in a fresh plain kernel (no sandbox), as nbgrader's autograde does.
+PLAIN_KERNEL = """
+import os, sys, nbformat
+from nbclient import NotebookClient
+os.environ["NBGRADER_EXECUTION"] = "autograde"
+nb = nbformat.read(sys.argv[1], as_version=4)
+NotebookClient(nb, timeout=600, kernel_name="python3", allow_errors=True, startup_timeout=600,
+               resources={"metadata": {"path": os.path.dirname(sys.argv[1])}}).execute()
+failed = [c for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", []) if o.output_type == "error"]
+sys.exit(f"{len(failed)} cells raised an error in {sys.argv[1]}" if failed else 0)
+"""
+
+
+def children_cpu() -> float:
+    """CPU seconds (user and system) of this process's children that have ended and been reaped."""
+    import resource
+
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def cpu_of(command: list[str], *, cwd: Path | None = None, env: dict | None = None) -> tuple[float, float]:
+    """(CPU seconds, wall seconds) of `command` and every process it starts, run to its end.
+
+    The command runs under `REAPER`, so descendants it orphans are reaped too; the CPU is the
+    RUSAGE_CHILDREN delta (it includes the reaper's own Python start, about 0.02 s). A command
+    that fails raises, with its output."""
+    before, start = children_cpu(), time.perf_counter()
+    done = subprocess.run([sys.executable, "-c", REAPER, *command], cwd=cwd, env=env, capture_output=True, text=True)
+    wall, cpu = time.perf_counter() - start, children_cpu() - before
+    if done.returncode != 0:
+        raise RuntimeError(f"{' '.join(map(str, command))} failed (exit code {done.returncode}):\n"
+                           f"{done.stdout[-2000:]}\n{done.stderr[-3000:]}")
+    return cpu, wall
+
+
+# -- the notebooks -------------------------------------------------------------------------------
+
+
+def filled(lesson: str, released: Path) -> nbformat.NotebookNode:
+    """The released `lesson` with every answer cell holding the instructor's solution (the source's
+    code between the solution markers) and a sentence in each written answer."""
+    solutions = {c.metadata["nbgrader"]["grade_id"]: c.source for c in nbformat.read(lesson_path(lesson), 4).cells
+                 if c.cell_type == "code" and c.get("metadata", {}).get("nbgrader", {}).get("solution")}
+    nb = nbformat.read(released, as_version=4)
+    for cell in nb.cells:
+        meta = cell.get("metadata", {}).get("nbgrader", {})
+        if cell.cell_type == "code" and meta.get("grade_id") in solutions:
+            cell.source = "\n".join(line for line in solutions[meta["grade_id"]].splitlines() if "### " not in line)
+        elif cell.cell_type == "markdown" and meta.get("solution"):
+            cell.source = WRITTEN_ANSWER
+    return nb
 
 
 def course_with_submissions(root: Path, lessons: list[str], n: int) -> Path:
-    """Returns a released course with n students' submissions of every lesson."""
+    """Returns a released course with n students' submissions of every lesson: student k hands
+    in the lesson filled with the solutions when k is even, the untouched release when k is odd."""
     release(root, lessons=lessons)
-    for k in range(n):
-        for lesson in lessons:
+    for lesson in lessons:
+        given = root / "release" / lesson / f"{lesson}.ipynb"
+        solved = filled(lesson, given)
+        for k in range(n):
             folder = root / "submitted" / f"student{k:02d}" / lesson
             folder.mkdir(parents=True)
-            given = lesson_path(lesson) if k % 2 == 0 else root / "release" / lesson / f"{lesson}.ipynb"
-            shutil.copyfile(given, folder / f"{lesson}.ipynb")
+            if k % 2 == 0:
+                nbformat.write(solved, folder / f"{lesson}.ipynb")
+            else:
+                shutil.copyfile(given, folder / f"{lesson}.ipynb")
     return root
+
+
+def scores(course: Path) -> dict:
+    """{(student, lesson): score} from the course's gradebook, to check the runs agree."""
+    from nbgrader.api import Gradebook
+
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
+        return {(s.student.id, s.assignment.name): round(s.score, 3) for a in gb.assignments
+                for s in gb.assignment_submissions(a.name)}
+
+
+# -- the commands measured -------------------------------------------------------------------------
+
+
+def with_venv_path() -> dict:
+    """The environment with this Python's bin first on PATH (nbgrader runs alembic from there)."""
+    return {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+
+
+def check(notebook: Path) -> tuple[float, float]:
+    """``ttt-grader check NOTEBOOK``: (CPU s, wall s). The check must pass (the solutions are right)."""
+    return cpu_of([sys.executable, "-m", "grader", "check", str(notebook)], cwd=notebook.parent)
+
+
+def plain_kernel(notebook: Path) -> tuple[float, float]:
+    """The notebook run top to bottom in a plain kernel (nbclient, no sandbox): (CPU s, wall s)."""
+    return cpu_of([sys.executable, "-c", PLAIN_KERNEL, str(notebook)], cwd=notebook.parent)
+
+
+def ours(course: Path, lesson: str) -> tuple[float, float]:
+    """``ttt-grader autograde --jobs 1 --lesson LESSON`` on the course: (CPU s, wall s)."""
+    return cpu_of([sys.executable, "-m", "grader", "autograde", "--course", str(course), "--jobs", "1",
+                   "--lesson", lesson, "-q"], env=with_venv_path())
+
+
+def stock(course: Path, lesson: str) -> tuple[float, float]:
+    """Stock ``nbgrader autograde LESSON`` on the course: (CPU s, wall s)."""
+    return cpu_of([sys.executable, "-m", "nbgrader", "autograde", lesson, f"--CourseDirectory.root={course}"],
+                  cwd=course, env=with_venv_path())
+
+
+class IdleProcesses:
+    """`count` idle processes (``sleep``) on the machine while in the ``with`` block; killed and reaped
+    after, and killed by Linux if this script dies first."""
+
+    def __init__(self, count: int):
+        self.count, self.processes = count, []
+
+    def __enter__(self) -> "IdleProcesses":
+        try:
+            for _ in range(self.count):
+                self.processes.append(subprocess.Popen(["sleep", "3600"], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                                       stderr=subprocess.DEVNULL, preexec_fn=die_with_parent))
+        except BaseException:
+            self.__exit__()
+            raise
+        return self
+
+    def __exit__(self, *_) -> None:
+        for p in self.processes:
+            p.kill()
+        for p in self.processes:
+            p.wait()
+        self.processes = []
+
+
+# -- the tables ----------------------------------------------------------------------------------
+
+
+HEAD = f"{'ours CPU s':>12}{'baseline CPU s':>16}{'ratio':>8}{'ours wall s':>13}{'baseline wall s':>17}"
+
+
+def row(label: str, ours_: tuple[float, float], base: tuple[float, float], width: int = 34) -> str:
+    """A table row: ours and the baseline, CPU then wall seconds, and the CPU ratio."""
+    return (f"{label:<{width}}{ours_[0]:12.2f}{base[0]:16.2f}{ours_[0] / base[0]:7.2f}x"
+            f"{ours_[1]:13.2f}{base[1]:17.2f}")
+
+
+def load_average(when: str) -> None:
+    """Prints the load average, and the processes on the machine (the sandbox's accounting reads them all)."""
+    import psutil
+
+    one, five, fifteen = os.getloadavg()
+    print(f"load average at the {when}: {one:.2f} {five:.2f} {fifteen:.2f} ({os.cpu_count()} cores, "
+          f"{len(psutil.pids()):,} processes)", flush=True)
+
+
+def check_table(lessons: list[str], scratch: Path) -> dict[str, Path]:
+    """Prints table 1; returns {lesson: the filled notebook}."""
+    course = scratch / "check-course"
+    release(course, lessons=lessons)
+    print("\n1. The self-check, a lesson: ours `ttt-grader check` on the lesson filled with the solutions;")
+    print("   baseline: the instructor's notebook (solutions, hidden tests) in a plain kernel (nbclient, no sandbox)")
+    print(f"{'lesson':<34}{HEAD}", flush=True)
+    notebooks, total_ours, total_base = {}, [0.0, 0.0], [0.0, 0.0]
+    for lesson in lessons:
+        folder = scratch / "students-own" / lesson
+        folder.mkdir(parents=True)
+        notebooks[lesson] = folder / f"{lesson}.ipynb"
+        nbformat.write(filled(lesson, course / "release" / lesson / f"{lesson}.ipynb"), notebooks[lesson])
+        ours_, base = check(notebooks[lesson]), plain_kernel(lesson_path(lesson))
+        print(row(lesson, ours_, base), flush=True)
+        total_ours = [a + b for a, b in zip(total_ours, ours_)]
+        total_base = [a + b for a, b in zip(total_base, base)]
+    if len(lessons) > 1:
+        print(row("all lessons", total_ours, total_base))
+    return notebooks
+
+
+def autograde_table(lessons: list[str], n: int, scratch: Path) -> None:
+    """Prints table 2."""
+    courses = {name: course_with_submissions(scratch / name, lessons, n) for name in ("ours", "stock")}
+    print(f"\n2. Autograding a class, seconds a submission ({n} student{'s' * (n > 1)} a lesson: the solved lesson, "
+          "then the blank release, in turn):")
+    print("   ours `ttt-grader autograde --jobs 1`; baseline: stock `nbgrader autograde`, on the same class")
+    print(f"{'lesson':<34}{HEAD}", flush=True)
+    total_ours, total_base = [0.0, 0.0], [0.0, 0.0]
+    for lesson in lessons:
+        ours_, base = ours(courses["ours"], lesson), stock(courses["stock"], lesson)
+        print(row(lesson, [x / n for x in ours_], [x / n for x in base]), flush=True)
+        total_ours = [a + b for a, b in zip(total_ours, ours_)]
+        total_base = [a + b for a, b in zip(total_base, base)]
+    count = n * len(lessons)
+    if len(lessons) > 1:
+        print(row(f"all {count} submissions", [x / count for x in total_ours], [x / count for x in total_base]))
+    ours_scores, stock_scores = scores(courses["ours"]), scores(courses["stock"])
+    print("same scores in both gradebooks" if ours_scores == stock_scores else
+          f"THE GRADEBOOKS DISAGREE: ours {sorted(ours_scores.items())}, stock {sorted(stock_scores.items())}")
+
+
+def idle_table(lesson: str, notebook: Path, idle: int) -> None:
+    """Prints table 3."""
+    print(f"\n3. `ttt-grader check` of {lesson} with {idle:,} idle processes on the machine (ours) and without (baseline)")
+    print(f"{'':<34}{HEAD}", flush=True)
+    without = check(notebook)
+    with IdleProcesses(idle):
+        among = check(notebook)
+    print(row(f"{idle:,} idle processes", among, without), flush=True)
+
+
+# -- where a notebook's time goes (--where) -------------------------------------------------------
 
 
 def where_time_goes(notebook: Path, *, graded: bool = True) -> dict[str, float]:
     """Seconds one notebook spends in a plain kernel: {part: seconds} for PARTS."""
-    import nbformat
     from jupyter_client.manager import KernelManager
     from nbclient import NotebookClient
 
@@ -88,56 +322,19 @@ def where_time_goes(notebook: Path, *, graded: bool = True) -> dict[str, float]:
     return spent
 
 
-def profile(course: Path, lessons: list[str], n: int, *, student_run: bool) -> float:
-    """Prints where a lesson's solved and blank notebooks spend their time; returns the seconds
-    all n students' submissions spend in kernels (n/2 solved and n/2 blank of each lesson, rounded as submitted)."""
-    solved, blank = (n + 1) // 2, n // 2
-    print(f"where the time goes, one notebook in a plain kernel, seconds (load {os.getloadavg()[0]:.2f}):")
-    head = "".join(f"{p:>14}" for p in PARTS)
-    print(f"{'lesson':32}{'notebook':>9}{head}" + (f"{'others, ungraded':>18}" if student_run else ""))
-    in_kernels = 0.0
-    totals = dict.fromkeys(PARTS, 0.0)
+def profile(lessons: list[str], scratch: Path) -> None:
+    """Prints where each lesson's solved and blank notebooks spend their wall time in a plain kernel."""
+    course = scratch / "where"
+    release(course, lessons=lessons)
+    print("\nwhere the time goes, one notebook in a plain kernel, wall seconds:")
+    print(f"{'lesson':32}{'notebook':>9}" + "".join(f"{p:>14}" for p in PARTS), flush=True)
     for lesson in lessons:
-        for kind, path, count in (("solved", lesson_path(lesson), solved),
-                                  ("blank", course / "release" / lesson / f"{lesson}.ipynb", blank)):
+        for kind, path in (("solved", lesson_path(lesson)), ("blank", course / "release" / lesson / f"{lesson}.ipynb")):
             spent = where_time_goes(path)
-            extra = f"{where_time_goes(path, graded=False)['other cells']:18.1f}" if student_run else ""
-            print(f"{lesson:32}{kind:>9}" + "".join(f"{spent[p]:14.1f}" for p in PARTS) + extra)
-            for part in PARTS:
-                totals[part] += count * spent[part]
-            in_kernels += count * sum(spent.values())
-    print(f"{'all ' + str(n * len(lessons)) + ' submissions':41}" + "".join(f"{totals[p]:14.1f}" for p in PARTS))
-    return in_kernels
+            print(f"{lesson:32}{kind:>9}" + "".join(f"{spent[p]:14.1f}" for p in PARTS), flush=True)
 
 
-def stock(course: Path) -> float:
-    """Seconds stock nbgrader takes to autograde every lesson of the course."""
-    nbgrader = Path(sys.executable).with_name("nbgrader")
-    env = {**os.environ, "PATH": f"{nbgrader.parent}{os.pathsep}{os.environ.get('PATH', '')}"}
-    start = time.perf_counter()
-    subprocess.run([str(nbgrader), "autograde", "*", f"--CourseDirectory.root={course}"], cwd=course,
-                   env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    return time.perf_counter() - start
-
-
-def ours(course: Path, jobs: int, *, sandbox: bool = True) -> float:
-    """Seconds ``ttt-grader autograde --jobs N`` takes on the course (``--no-sandbox`` unless `sandbox`)."""
-    start = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "grader", "autograde", "--course", str(course), "--jobs", str(jobs), "-q",
-                    *([] if sandbox else ["--no-sandbox"])], check=True, stdout=subprocess.DEVNULL)
-    return time.perf_counter() - start
-
-
-def scores(course: Path) -> dict:
-    """{(student, lesson): score} from the course's gradebook, to check the runs agree."""
-    from nbgrader.api import Gradebook
-
-    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
-        return {(s.student.id, s.assignment.name): round(s.score, 3) for a in gb.assignments
-                for s in gb.assignment_submissions(a.name)}
-
-
-# -- the same course on a Dask cluster (ttt-grader autograde --cluster) -------------------------
+# -- the same course on a Dask cluster (--cluster) --------------------------------------------------
 
 
 def cpu_seconds() -> float:
@@ -170,15 +367,17 @@ def on_cluster(course: Path, workers: int, scratch: Path) -> tuple[float, float]
 
 def on_pool(course: Path, jobs: int) -> tuple[float, float]:
     """(seconds, CPU seconds) ``ttt-grader autograde --jobs N`` takes on the course."""
-    cpu = cpu_seconds()
-    return ours(course, jobs), cpu_seconds() - cpu
+    cpu, start = cpu_seconds(), time.perf_counter()
+    subprocess.run([sys.executable, "-m", "grader", "autograde", "--course", str(course), "--jobs", str(jobs), "-q"],
+                   check=True, stdout=subprocess.DEVNULL)
+    return time.perf_counter() - start, cpu_seconds() - cpu
 
 
 CLUSTER_VARIANTS = {"local pool --jobs 1": ("local", 1), "local pool --jobs 2": ("local", 2),
                     "--cluster, 1 worker": ("cluster", 1), "--cluster, 2 workers": ("cluster", 2)}
 
 
-def cluster_comparison(lessons: list[str], n: int, repeat: int) -> None:
+def cluster_comparison(lessons: list[str], n: int, scratch: Path) -> None:
     """Prints the local pool at 1 and 2 jobs beside a Dask cluster of 1 and 2 workers on the
     same course: seconds per submission, worker-seconds per submission (what a cluster pays
     for) and CPU seconds per submission (what it pays for on cores of its own, whatever this
@@ -186,97 +385,58 @@ def cluster_comparison(lessons: list[str], n: int, repeat: int) -> None:
     try:
         import distributed  # noqa: F401
     except ImportError:
-        print("cluster comparison skipped: pip install 'ttt[cluster]'")
+        print("\ncluster comparison not run: pip install 'ttt[cluster]'")
         return
     count = n * len(lessons)
-    runs = {v: [] for v in CLUSTER_VARIANTS}  # (seconds, CPU seconds) per round
-    loads, agree = [], True
-    with tempfile.TemporaryDirectory() as scratch:
-        for round_ in range(repeat):
-            courses = {v: course_with_submissions(Path(scratch) / f"c{round_}-{i}", lessons, n)
-                       for i, v in enumerate(CLUSTER_VARIANTS)}
-            for variant, course in courses.items():
-                loads.append(os.getloadavg()[0])
-                kind, workers = CLUSTER_VARIANTS[variant]
-                runs[variant].append(on_cluster(course, workers, Path(scratch) / f"dask{round_}-{workers}")
-                                     if kind == "cluster" else on_pool(course, workers))
-            agree &= len({str(sorted(scores(c).items())) for c in courses.values()}) == 1
-            for course in courses.values():
-                shutil.rmtree(course)
-    base = min(runs["local pool --jobs 1"])[0]
-    print(f"\nthe same {count} submissions, local pool against a Dask cluster on this machine, best of {repeat}")
-    print(f"1-minute load average when each run started: {min(loads):.2f} to {max(loads):.2f}")
-    print(f"{'ttt-grader autograde':24}{'best s':>8}{'s/submission':>14}{'worker-s/subm.':>16}{'CPU-s/subm.':>13}"
+    courses = {v: course_with_submissions(scratch / f"cluster-{i}", lessons, n) for i, v in enumerate(CLUSTER_VARIANTS)}
+    runs = {}
+    for variant, course in courses.items():
+        kind, workers = CLUSTER_VARIANTS[variant]
+        runs[variant] = (on_cluster(course, workers, scratch / f"dask-{workers}") if kind == "cluster"
+                         else on_pool(course, workers))
+    agree = len({str(sorted(scores(c).items())) for c in courses.values()}) == 1
+    base = runs["local pool --jobs 1"][0]
+    print(f"\nthe same {count} submissions, local pool against a Dask cluster on this machine")
+    print(f"{'ttt-grader autograde':24}{'s':>8}{'s/submission':>14}{'worker-s/subm.':>16}{'CPU-s/subm.':>13}"
           f"{'speed-up':>10}")
-    for name, measured in runs.items():
-        wall, cpu = min(measured)
+    for name, (wall, cpu) in runs.items():
         workers = CLUSTER_VARIANTS[name][1]
         print(f"{name:24}{wall:8.1f}{wall / count:14.2f}{workers * wall / count:16.2f}{cpu / count:13.2f}"
               f"{base / wall:9.2f}x")
     print("same scores in every gradebook" if agree else "THE GRADEBOOKS DISAGREE")
-    plain, boxed = min(seconds[VARIANTS[1]]), min(seconds[VARIANTS[2]])
-    print(f"the sandbox's cost (one job, with and without it): {(boxed - plain) / count:+.2f} s a submission "
-          f"({boxed / plain:.2f}x)")
 
 
-VARIANTS = ("stock nbgrader autograde", "ttt-grader autograde --jobs 1 --no-sandbox", "ttt-grader autograde --jobs 1",
-            "ttt-grader autograde --jobs 2")
-
-
-def grade(variant: str, course: Path) -> float:
-    """Seconds one variant takes to grade the course."""
-    if variant == VARIANTS[0]:
-        return stock(course)
-    return ours(course, int(variant.split("--jobs ")[1][0]), sandbox="--no-sandbox" not in variant)
-
-
-def main() -> None:
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("-n", type=int, default=4, help="students (default 4)")
+    parser.add_argument("-n", type=int, default=3, help="students a lesson in the autograded class (default 3)")
     parser.add_argument("--lesson", help="only these lessons (comma-separated; default all)")
-    parser.add_argument("--repeat", type=int, default=1, help="rounds, each variant once per round in turn (default 1)")
-    parser.add_argument("--student-run", action="store_true", help="also time the other cells as a student runs them")
-    args = parser.parse_args()
+    parser.add_argument("--idle", type=int, default=1000, help="idle processes for table 3 (default 1000; 0: no table 3)")
+    parser.add_argument("--where", action="store_true", help="also where a notebook's time goes in a plain kernel")
+    parser.add_argument("--cluster", action="store_true", help="also the local pool against a Dask cluster")
+    args = parser.parse_args(argv)
     lessons = args.lesson.split(",") if args.lesson else lesson_names()
-    count = args.n * len(lessons)
-    seconds = {v: [] for v in VARIANTS}
-    loads = []
-    agree = True
-    with tempfile.TemporaryDirectory() as scratch:
-        in_kernels = profile(course_with_submissions(Path(scratch) / "profile", lessons, 0), lessons, args.n,
-                             student_run=args.student_run)
-        for round_ in range(args.repeat):
-            turn = round_ % len(VARIANTS)
-            order = VARIANTS[turn:] + VARIANTS[:turn]  # each variant in each place in turn
-            courses = {v: course_with_submissions(Path(scratch) / f"r{round_}-{i}", lessons, args.n)
-                       for i, v in enumerate(order)}
-            for variant in order:
-                loads.append(os.getloadavg()[0])
-                seconds[variant].append(grade(variant, courses[variant]))
-            agree &= len({str(sorted(scores(c).items())) for c in courses.values()}) == 1
-            for course in courses.values():
-                shutil.rmtree(course)
-    base = min(seconds[VARIANTS[0]])
-    print(f"{count} submissions ({args.n} students x {len(lessons)} lessons: {', '.join(lessons)}), "
-          f"{os.cpu_count()} cores, best of {args.repeat}")
-    print(f"1-minute load average when each run started: {min(loads):.2f} to {max(loads):.2f}")
-    print(f"{'':32}{'best s':>8}{'s/submission':>14}{'speed-up':>10}{'all runs (s)':>16}")
-    for name, runs in seconds.items():
-        print(f"{name:32}{min(runs):8.1f}{min(runs) / count:14.2f}{base / min(runs):9.2f}x   "
-              + " ".join(f"{r:.1f}" for r in runs))
-    print("same scores in every gradebook" if agree else "THE GRADEBOOKS DISAGREE")
-    print(f"stock nbgrader's own work beyond the kernels' ({in_kernels:.1f} s): {base - in_kernels:.1f} s, "
-          f"{(base - in_kernels) / count:.2f} s a notebook")
+    unknown = [name for name in lessons if name not in lesson_names()]
+    if unknown or args.n < 1 or args.idle < 0:
+        parser.error(f"unknown lessons {', '.join(unknown)} (the lessons: {', '.join(lesson_names())})" if unknown
+                     else "-n must be at least 1 and --idle at least 0")
+    start = time.perf_counter()
+    load_average("start")
+    print(f"lessons: {', '.join(lessons)}; CPU: user + system seconds of the command's whole process tree")
+    with tempfile.TemporaryDirectory(prefix="ttt-grading-bench-") as tmp:
+        scratch = Path(tmp)
+        notebooks = check_table(lessons, scratch)
+        autograde_table(lessons, args.n, scratch)
+        if args.idle:
+            idle_table(lessons[0], notebooks[lessons[0]], args.idle)
+        if args.where:
+            profile(lessons, scratch)
+        if args.cluster:
+            cluster_comparison(lessons, args.n, scratch)
+    print()
+    load_average("end")
+    print(f"{(time.perf_counter() - start) / 60:.1f} minutes")
+    return 0
 
 
 if __name__ == "__main__":
-    extra = argparse.ArgumentParser(add_help=False)
-    extra.add_argument("--cluster-only", action="store_true", help="only the local pool against the Dask cluster")
-    extra.add_argument("-n", type=int, default=4)
-    extra.add_argument("--lesson")
-    extra.add_argument("--repeat", type=int, default=1)
-    known, _ = extra.parse_known_args()
-    sys.argv = [a for a in sys.argv if a != "--cluster-only"]
-    if not known.cluster_only:
-        main()
-    cluster_comparison(known.lesson.split(",") if known.lesson else lesson_names(), known.n, known.repeat)
+    sys.exit(main())

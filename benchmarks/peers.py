@@ -72,7 +72,10 @@ pairings of a long run can be played in separate runs, or a run cut short still 
 
     python benchmarks/peers.py [--players default mcts] [--seconds 0.5 2] [--games 60]
                                [--rules-games 1500] [--jobs N] [--seed 0] [--quick]
-                               [--log FILE] [--report FILE ...]
+                               [--log FILE] [--report FILE ...] [--no-peers]
+
+``--no-peers`` needs no OpenSpiel: it prints only the simulations per CPU second of ttt's own
+searches (part 3 without the bot's row), each as a ratio to the teaching search.
 """
 
 from __future__ import annotations
@@ -513,10 +516,12 @@ def spiel_rate(spiel_game, s, seconds: float) -> float:
     return sims / cpu
 
 
-def print_rates(seconds: float) -> None:
-    """Print the simulations per CPU second of each MCTS, a row each, from the fixed states."""
+def print_rates(seconds: float, *, peers: bool = True) -> None:
+    """Print the simulations per CPU second of each MCTS, a row each, from the fixed states, then
+    each of ttt's rows as a ratio to the first row: OpenSpiel's MCTSBot, or without `peers` (no
+    OpenSpiel) ttt's teaching search."""
     game = get_game("ultimate")
-    spiel_game = pyspiel.load_game(SPIEL_GAME)
+    spiel_game = pyspiel.load_game(SPIEL_GAME) if peers else None
     states = fixed_states()
     searches = [("teaching search", search.mcts), ("engine, plain Python", engine_mcts)]
     if compiled.AVAILABLE:
@@ -525,16 +530,21 @@ def print_rates(seconds: float) -> None:
         searches.append(("compiled, estimates", functools.partial(compiled.mcts, heuristic=compiled.HEURISTIC)))
     print(f"Simulations per CPU second (random rollouts to the end; searches of about {seconds:g} s)")
     print(f"{'MCTS':<28}" + "".join(f"{label:>13}" for label, _, _ in states))
-    rows = [("OpenSpiel MCTSBot (C++)", [])] + [(f"ttt {label}", []) for label, _ in searches]
+    rows = ([("OpenSpiel MCTSBot (C++)", [])] if peers else []) + [(f"ttt {label}", []) for label, _ in searches]
     for label, state, actions in tqdm(states, desc="speed", leave=False, file=sys.stderr):
-        s = spiel_game.new_initial_state()
-        for action in actions:
-            s.apply_action(action)
-        rows[0][1].append(spiel_rate(spiel_game, s, seconds))
-        for (_, found), (_, mcts) in zip(rows[1:], searches):
+        if peers:
+            s = spiel_game.new_initial_state()
+            for action in actions:
+                s.apply_action(action)
+            rows[0][1].append(spiel_rate(spiel_game, s, seconds))
+        for (_, found), (_, mcts) in zip(rows[1:] if peers else rows, searches):
             found.append(ttt_rate(mcts, game, state, seconds))
     for label, rates in rows:
         print(f"{label:<28}" + "".join(f"{rate:>13,.0f}" for rate in rates))
+    (base_label, base), others = rows[0], rows[1:]
+    print(f"Ratio to {base_label}")
+    for label, rates in others:
+        print(f"{label:<28}" + "".join(f"{rate / b:>12.2f}x" for rate, b in zip(rates, base)))
     print("(mid-game: the states after N random moves, seeds " + ", ".join(f"{s}" for _, s in MID_GAME) + ")")
     print()
 
@@ -563,6 +573,8 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--quick", action="store_true",
                         help="a smoke test: 4 games a pairing at 0.1 s, 200 rules games, 0.2 s searches")
     parser.add_argument("--no-matches", action="store_true", help="only the rules check and the speeds")
+    parser.add_argument("--no-peers", action="store_true",
+                        help="without OpenSpiel: only ttt's own searches' simulations per CPU second, side by side")
     parser.add_argument("--log", metavar="FILE",
                         help="append each game to FILE as it ends (JSON lines), to keep a long run's games")
     parser.add_argument("--report", metavar="FILE", nargs="+",
@@ -583,8 +595,14 @@ def main(argv=None) -> int:
         players = list(dict.fromkeys(r.player for r in results))
         print_matches(results, players, sorted({r.seconds for r in results}))
         return 0
-    load_pyspiel()
     start = time.perf_counter()
+    if args.no_peers:
+        load_average("start")
+        print()
+        print_rates(args.rate_seconds, peers=False)
+        load_average("end")
+        return 0
+    load_pyspiel()
     load_average("start")
     print()
     if not rules_check(args.rules_games, args.seed):

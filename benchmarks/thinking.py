@@ -12,7 +12,7 @@ sent (the ``thinking_tree`` message, as JSON) and how many nodes it drew of how 
 kernel's path) mid-game too, for the before / after table; its empty-board ticked case is not
 run (it took minutes and gigabytes). Asserts nothing.
 
-    python benchmarks/thinking.py [--repeat 3] [--baseline e7ff855]
+    python benchmarks/thinking.py [--repeat 3] [--baseline e7ff855] [--boards own pkg]
 """
 
 from __future__ import annotations
@@ -153,19 +153,22 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=3, help="replies timed in each case (default 3)")
     parser.add_argument("--baseline", default=None, help="a commit whose ttt/ to measure too (mid-game ticked and both unticked)")
+    parser.add_argument("--boards", nargs="+", choices=list(BOARDS), default=list(BOARDS),
+                        help="the boards to measure: own (a student's plain minimax: its reply from the empty board "
+                             "takes seconds), pkg (the package's minimax) (default: both)")
     args = parser.parse_args()
     if CHROMIUM is None:
         print("Chromium is not installed: nothing measured (Debian: apt-get install chromium)")
         return 0
     print("measuring this package ...", file=sys.stderr, flush=True)
-    new = run(CELLS, args.repeat, boards=["own", "pkg"])
+    new = run(CELLS, args.repeat, boards=args.boards)
     old = {}
     if args.baseline:
         with tempfile.TemporaryDirectory() as tmp:
             copy = Path(tmp) / "baseline"
             copy.mkdir()
             print(f"measuring {args.baseline} ...", file=sys.stderr, flush=True)
-            old = run(baseline_cells(args.baseline, copy), args.repeat, boards=["own", "pkg"], skip_empty_ticked=True)
+            old = run(baseline_cells(args.baseline, copy), args.repeat, boards=args.boards, skip_empty_ticked=True)
     print(f"Chromium, JupyterLab: the computer's reply, click -> painted, ms median / max ({args.repeat} each)")
     head = f"{'opponent':<36}{'from':<7}{'unticked':>17}{'ticked':>17}{'ratio':>7}{'sent':>11}{'drawn/searched':>18}"
     for label, results in [("this package", new)] + ([(f"baseline {args.baseline}", old)] if old else []):
