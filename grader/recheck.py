@@ -88,6 +88,15 @@ class Verdict(NamedTuple):
     hidden: bool = False
 
 
+UNIT_SCRATCH = "ttt-grader-unit-"  # a re-check's copy of a unit's folder: ttt-grader-unit-PID-..., PID the process that made it
+
+
+def unit_scratch_prefix(pid: int | None = None) -> str:
+    """The name a re-check's copies of unit folders begin with in process ``pid`` (default: this
+    one), so that they can be told apart and removed once that process is gone."""
+    return f"{UNIT_SCRATCH}{os.getpid() if pid is None else pid}-"
+
+
 NO_VERDICT = Verdict(False, "the re-check gave no verdict", ename="NoVerdict",
                      evalue="the re-check gave this test cell no verdict")
 
@@ -104,7 +113,7 @@ def student_launcher(*, memory_mb: int | None = None, under: Path | None = None)
     limits = Limits(memory_mb=memory_mb) if memory_mb else Limits()
 
     def launch(argv, *, cwd, **popen_kwargs):
-        scratch = Path(tempfile.mkdtemp(prefix="unit-", dir=under))
+        scratch = Path(tempfile.mkdtemp(prefix=unit_scratch_prefix(), dir=under))
         copy_folder(Path(cwd), scratch)
         return Sandbox([scratch], env={**RECHECK_ENV}, limits=limits).popen(argv, cwd=scratch, **popen_kwargs)
 
