@@ -29,14 +29,13 @@ import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 
-from grader.gradebook import CourseBusy, Outcome, commit, previous, recorded, writer_lock
+from grader.gradebook import Outcome, commit, previous, recorded, writer_lock
 from grader.layout import (chosen_lessons, chosen_students, coursedir_of, in_flight, released, run_folder,
                            submitted_units, work_folder)
 from grader.processes import RUN_ENV, WORKER_ENV, alive, stop_processes
 from grader.worker import (grade_unit, grading_environment, init_pool_worker, remove_dead_scratch, remove_tree,
                            restore_environment, run_scratch)
 
-GradingBusy = CourseBusy  # the name this module gave it first
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)  # what stops a run, saying what it finished
 
 
