@@ -6,7 +6,10 @@ converter (``grader.worker``), each into a private copy of the gradebook and a p
 folder inside ``DIR/.ttt-grader/work/``, so they never write the course's files. The main process
 is the only writer (``grader.gradebook``): a run killed at any point loses at most the units in
 flight; the next run grades those again and skips the rest (unless the submission or the lesson
-changed, or ``force`` is given), so running it twice changes nothing.
+changed, or ``force`` is given), so running it twice changes nothing. One run at a time: the
+course's writer lock is the first thing a run takes, and a second run is refused at once. A run
+stopped by a signal says what it finished (``RunStopped``); one killed outright leaves its
+scratch folder (``ttt-grader-run-PID-...``), which the next run removes.
 
 Broken submissions are graded rather than dropped (``grader.stage``); what nbgrader, the kernel
 or the re-check reports is collected into each unit's ``problems``, and what the re-check found
@@ -15,23 +18,36 @@ suspicious into its ``suspicious``.
 
 from __future__ import annotations
 
-import fcntl
+import contextlib
 import json
 import multiprocessing
 import shutil
+import signal
 import sys
+import threading
+import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 
-from grader.gradebook import Outcome, commit, previous
-from grader.layout import (STATE, chosen_lessons, chosen_students, coursedir_of, in_flight, released, run_folder,
+from grader.gradebook import Outcome, commit, previous, recorded, writer_lock
+from grader.layout import (chosen_lessons, chosen_students, coursedir_of, in_flight, released, run_folder,
                            submitted_units, work_folder)
 from grader.processes import RUN_ENV, WORKER_ENV, alive, stop_processes
-from grader.worker import grade_unit, grading_environment, init_pool_worker, restore_environment
+from grader.worker import (grade_unit, grading_environment, init_pool_worker, remove_dead_scratch,
+                           restore_environment, run_scratch)
+
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)  # what stops a run, saying what it finished
 
 
-class GradingBusy(RuntimeError):
-    """Another ``autograde`` is running on the same course."""
+class RunStopped(KeyboardInterrupt):
+    """A grading run stopped by a signal (``signum``: SIGTERM, SIGINT as Ctrl-C, SIGHUP): ``finished``
+    holds the outcomes recorded before it stopped (the gradebook has them), ``unfinished`` the
+    (student, lesson) pairs it did not grade (the next run grades them)."""
+
+    def __init__(self, signum: int, finished: list[Outcome] | None = None,
+                 unfinished: list[tuple[str, str]] | None = None) -> None:
+        super().__init__(f"stopped by {signal.Signals(signum).name}")
+        self.signum, self.finished, self.unfinished = signum, finished or [], unfinished or []
 
 
 def autograde(course: Path, *, jobs: int = 1, students: list[str] | None = None,
@@ -44,20 +60,37 @@ def autograde(course: Path, *, jobs: int = 1, students: list[str] | None = None,
     ``notebook_timeout``, ``stall_timeout``, ``memory_mb`` and ``sandbox`` are the run's
     ``grader.nbconfig.Settings``.
 
-    The lessons are read from a snapshot taken when the run starts (``.ttt-grader/run/``). Every
-    run of student code (the notebook's kernel, the re-check's student server) is in the unit's
-    sandbox (``grader.sandbox``); where none can be had, grading refuses (SandboxUnavailable)
-    unless ``sandbox`` is False, the instructor's explicit choice (then the kernels see the
-    course read-only where the system allows it and work in private folders outside it). Every
-    process a unit starts is stopped when it ends; nothing of the run is left in the temporary
-    folder."""
-    import tempfile
+    The first thing a run does is take the course's writer lock (``grader.gradebook.writer_lock``):
+    a second run on the same course is refused at once (``CourseBusy``), naming the first. Then it
+    stops what runs killed earlier left behind and removes their scratch folders
+    (``grader.worker.remove_dead_scratch``). The lessons are read from a snapshot taken when the
+    run starts (``.ttt-grader/run/``). Every run of student code (the notebook's kernel, the
+    re-check's student server) is in the unit's sandbox (``grader.sandbox``); where none can be
+    had, grading refuses (SandboxUnavailable) unless ``sandbox`` is False, the instructor's explicit
+    choice (then the kernels see the course read-only where the system allows it and work in
+    private folders outside it). Every process a unit starts is stopped when it ends; nothing of
+    the run is left in the temporary folder.
+
+    SIGTERM, SIGINT (Ctrl-C) or SIGHUP stops the run (in the main thread): its workers, kernels
+    and sandboxes are killed, its scratch folders removed, and ``RunStopped`` says what it
+    finished and what not (what is recorded stays; a unit being written when the signal came is
+    written first)."""
+    course = Path(course).resolve()
+    if not course.is_dir():
+        released(course)  # says to run `ttt-grader release` first
+    with writer_lock(course, "autograde"), _stopping():
+        return _graded(course, jobs=jobs, students=students, lessons=lessons, force=force, progress=progress,
+                       cluster=cluster, sandbox=sandbox, timeout=timeout, memory_mb=memory_mb,
+                       notebook_timeout=notebook_timeout, stall_timeout=stall_timeout)
+
+
+def _graded(course: Path, *, jobs, students, lessons, force, progress, cluster, sandbox, **limits) -> list[Outcome]:
+    """The run, under the writer lock (see ``autograde``)."""
     import uuid
 
     from grader.execute import SafeExecute
     from grader.nbconfig import Settings, grading_config
 
-    course = Path(course).resolve()
     if sandbox:
         from grader.sandbox import SandboxUnavailable, available
 
@@ -66,28 +99,26 @@ def autograde(course: Path, *, jobs: int = 1, students: list[str] | None = None,
             raise SandboxUnavailable(f"{why} Student code is graded only inside a sandbox; to grade without one "
                                      "(unsafe: submissions can then read and change the course and each other's "
                                      "grades), pass --no-sandbox.")
-    settings = Settings(timeout=timeout, notebook_timeout=notebook_timeout, stall_timeout=stall_timeout,
-                        memory_mb=memory_mb, sandbox=sandbox)
+    settings = Settings(sandbox=sandbox, **limits)
     config = grading_config(course, settings)
     coursedir = coursedir_of(course, config)
     lessons = chosen_lessons(lessons, list(released(course, coursedir)))
     students = chosen_students(students, course, coursedir)
-    state = course / STATE
-    state.mkdir(exist_ok=True)
-    lock = open(state / "lock", "w")
-    try:
-        fcntl.lockf(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)  # a POSIX lock: workers do not inherit it
-    except OSError:
-        raise GradingBusy(f"another autograde is running on {course}") from None
     # sandboxes a killed run left behind (their worker is gone; bwrap, dropping its capabilities,
-    # loses the death signal its launcher asked for): stopped before this run begins
+    # loses the death signal its launcher asked for): stopped before this run begins; then the
+    # scratch folders of runs whose process is gone
     stop_processes(lambda pid, ppid, env: ppid == 1 and env.get(RUN_ENV) and env.get(WORKER_ENV)
                    and not alive(env[WORKER_ENV]))
-    scratch = Path(tempfile.mkdtemp(prefix="ttt-grader-"))
-    scratch.chmod(0o711)  # others may pass through (a sandbox binds folders inside), never list it
+    left = remove_dead_scratch()
+    if left and progress:
+        print(f"removed what {len(left)} killed run(s) left in {left[0].parent}: {', '.join(p.name for p in left)}",
+              file=sys.stderr)
+    started = time.time()
+    scratch = run_scratch()
     token = uuid.uuid4().hex
     saved_env = grading_environment(course, scratch=scratch, run=token, sandbox=sandbox,
                                     memory_mb=SafeExecute(config=config).memory_mb)
+    outcomes, todo = [], []
     try:
         for folder in (work_folder(course), run_folder(course)):
             shutil.rmtree(folder, ignore_errors=True)
@@ -95,7 +126,6 @@ def autograde(course: Path, *, jobs: int = 1, students: list[str] | None = None,
             shutil.copytree(Path(coursedir.root) / getattr(coursedir, f"{step}_directory"), run_folder(course) / step)
         units = [(s, l) for s, l in submitted_units(course, coursedir)
                  if (not students or s in students) and (not lessons or l in lessons)]
-        outcomes, todo = [], []
         for student, lesson in units:
             before = None if force else previous(course, student, lesson, coursedir)
             (outcomes.append(before) if before else todo.append((student, lesson)))
@@ -110,12 +140,65 @@ def autograde(course: Path, *, jobs: int = 1, students: list[str] | None = None,
             outcomes += _run(course, coursedir, todo, jobs=jobs, progress=progress, initargs=(str(course), settings))
         for folder in (work_folder(course), run_folder(course)):
             shutil.rmtree(folder, ignore_errors=True)
+    except RunStopped as stop:
+        finished, unfinished = list(outcomes), []
+        with _deferred(drop=True):
+            for student, lesson in todo:  # what this run recorded before it stopped, as the done-markers say
+                done = recorded(course, student, lesson, since=started)
+                (finished.append(done) if done else unfinished.append((student, lesson)))
+        raise RunStopped(stop.signum, sorted(finished, key=lambda o: (o.student, o.lesson)), unfinished) from None
     finally:
-        stop_processes(lambda pid, ppid, env: env.get(RUN_ENV) == token)  # whatever a dead worker left
-        shutil.rmtree(scratch, ignore_errors=True)
-        restore_environment(saved_env)
-        lock.close()
+        with _deferred(drop=True):  # a second signal does not cut the clean-up short
+            stop_processes(lambda pid, ppid, env: env.get(RUN_ENV) == token)  # whatever a dead worker left
+            with contextlib.suppress(OSError):  # what a unit left there that could not go: the next run tries again
+                from grader.sandbox import remove_folder
+
+                remove_folder(scratch)
+            restore_environment(saved_env)
     return sorted(outcomes, key=lambda o: (o.student, o.lesson))
+
+
+# -- stopping a run: a signal becomes RunStopped, never in the middle of writing a unit -------
+
+_SIGNALS = {"defer": 0, "pending": None}
+
+
+def _on_signal(signum, _frame) -> None:
+    if _SIGNALS["defer"]:
+        _SIGNALS["pending"] = signum
+    else:
+        raise RunStopped(signum)
+
+
+@contextlib.contextmanager
+def _stopping():
+    """Makes STOP_SIGNALS raise RunStopped while the block runs (in the main thread; elsewhere
+    signals cannot be caught, and the block runs as it is)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    before = {signum: signal.signal(signum, _on_signal) for signum in STOP_SIGNALS}
+    try:
+        yield
+    finally:
+        for signum, handler in before.items():
+            signal.signal(signum, handler)
+        _SIGNALS["pending"] = None
+
+
+@contextlib.contextmanager
+def _deferred(drop: bool = False):
+    """Holds a stop signal back while the block runs; then raises RunStopped for it (unless ``drop``)."""
+    _SIGNALS["defer"] += 1
+    try:
+        yield
+    finally:
+        _SIGNALS["defer"] -= 1
+        signum = _SIGNALS["pending"]
+        if not _SIGNALS["defer"] and signum is not None:
+            _SIGNALS["pending"] = None
+            if not drop:
+                raise RunStopped(signum)
 
 
 WORKER_KILLED = ("the grading worker was killed while it graded this submission (by a cell that "
@@ -134,7 +217,8 @@ def _run(course, coursedir, todo, *, jobs, progress, initargs) -> list[Outcome]:
 
     def take(unit: dict) -> None:
         try:
-            outcome = commit(course, coursedir, unit)
+            with _deferred():  # a unit is written whole (gradebook, notebook, done-marker) before a stop
+                outcome = commit(course, coursedir, unit)
         except Exception as error:
             outcome = Outcome(unit["student"], unit["lesson"], error=f"{type(error).__name__}: {error}")
         outcomes.append(outcome)
@@ -197,10 +281,14 @@ def _pass(course, units, jobs, initargs, take) -> tuple[int, list[tuple[str, str
                     suspects.append(unit)
             pool.shutdown(wait=True, cancel_futures=True)
             return len(returned), suspects, [u for u in units if u not in returned and u not in suspects]
-    except BaseException:  # Ctrl-C: what is recorded stays; the units in flight are dropped
-        pool.shutdown(wait=False, cancel_futures=True)
-        for worker in multiprocessing.active_children():
-            worker.terminate()
+    except BaseException:  # stopped (RunStopped): what is recorded stays; the units in flight are dropped
+        with _deferred(drop=True):
+            workers = multiprocessing.active_children()
+            for worker in workers:
+                worker.kill()
+            for worker in workers:
+                worker.join(10)
+            pool.shutdown(wait=False, cancel_futures=True)
         raise
     pool.shutdown(wait=True)
     return len(returned), [], []

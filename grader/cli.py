@@ -14,6 +14,7 @@ Every command takes ``--course DIR`` (default ``./course``; for ``check``, only 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import getpass
 import json
 import os
@@ -31,12 +32,27 @@ NO_SANDBOX = ("run student code without the sandbox (unsafe: it can then read an
               "installation and other students' grades); only where bubblewrap cannot run, by your own choice")
 
 
+COLLECT_STATUS = (
+    "It lists every notebook it did not place and every member it skipped, with why, and ends with a line such as "
+    "'48 placed in course/submitted/ (48 students); 1 not placed: FILE: WHY; the rest are in'. Exit status: 0 when "
+    "it read everything and placed what could be placed (what it did not place is listed; grade the rest); 1 when "
+    "it placed nothing, or stopped reading at a cap (a zip bomb) so that some members were never looked at; 2 when "
+    "PATH or the course is missing.")
+AUTOGRADE_STATUS = (
+    "One command at a time writes a course's gradebook: a second autograde (or release) on the same course is "
+    "refused at once, naming the running one (pid, since when). Exit status: 0 when everything was graded; 1 when "
+    "a submission could not be graded (listed) or there was nothing to grade; 2 on a usage error or a course "
+    "already in use; 128+N when stopped by signal N (130 Ctrl-C, 143 SIGTERM): it prints what it finished and "
+    "what it did not, stops its workers and sandboxes and removes its scratch folders; run it again to grade the rest.")
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="ttt-grader", description=__doc__.split("\n\n")[0])
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    def command(name, help_text, course_help="the nbgrader course directory (default: ./course)", course=Path("course")):
-        sub = commands.add_parser(name, help=help_text, description=help_text)
+    def command(name, help_text, course_help="the nbgrader course directory (default: ./course)", course=Path("course"),
+                epilog=None):
+        sub = commands.add_parser(name, help=help_text, description=help_text, epilog=epilog)
         sub.add_argument("--course", type=Path, default=course, metavar="DIR", help=course_help)
         return sub
 
@@ -44,10 +60,12 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_argument("--lesson", help="only these lessons (comma-separated)")
     sub.add_argument("--no-setup", action="store_true", help="use DIR/source as it is; do not copy the lessons")
 
-    sub = command("collect", "bring submissions (folders, notebooks, LMS zip files) into DIR/submitted/")
+    sub = command("collect", "bring submissions (folders, notebooks, LMS zip files) into DIR/submitted/",
+                  epilog=COLLECT_STATUS)
     sub.add_argument("path", type=Path, help="a folder or a zip file of submissions")
 
-    sub = command("autograde", "grade every submission into DIR/gradebook.db, students in parallel")
+    sub = command("autograde", "grade every submission into DIR/gradebook.db, students in parallel",
+                  epilog=AUTOGRADE_STATUS)
     sub.add_argument("--jobs", "-j", type=int, default=os.cpu_count() or 1, help="parallel workers (default: one per core)")
     sub.add_argument("--student", help="only these students (comma-separated)")
     sub.add_argument("--lesson", help="only these lessons (comma-separated; a unique prefix such as 01 will do)")
@@ -88,11 +106,20 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+GRADER_EXTRA = ("nbgrader", "nbclient", "nbconvert", "jupyter_client", "nbformat", "psutil", "matplotlib")  # pyproject.toml
+
+
 def main(argv: list[str] | None = None) -> int:
     """Runs a ttt-grader command; returns the exit status (0 when everything went well)."""
     args = _parser().parse_args(argv)
     try:
         return _COMMANDS[args.command](args)
+    except ModuleNotFoundError as error:  # `pip install ttt` alone: the library, not the grader
+        if (error.name or "").split(".")[0] not in GRADER_EXTRA:
+            raise
+        print(f"ttt-grader {args.command} needs {error.name.split('.')[0]}, which comes with the grader extra: "
+              "pip install 'ttt[grader]' (make setup installs it)", file=sys.stderr)
+        return 2
     except (FileNotFoundError, RuntimeError, ValueError) as error:
         print(f"ttt-grader {args.command}: {error}", file=sys.stderr)
         return 2
@@ -104,8 +131,10 @@ def main(argv: list[str] | None = None) -> int:
 
 def _release(args) -> int:
     from grader.course_ops import release
+    from grader.gradebook import writer_lock
 
-    lessons = release(args.course, lessons=_names(args.lesson), setup=not args.no_setup)
+    with writer_lock(args.course, "release"):  # it writes the gradebook: never while autograde does
+        lessons = release(args.course, lessons=_names(args.lesson), setup=not args.no_setup)
     print(f"released {len(lessons)} lessons into {args.course / 'release'}: {', '.join(lessons)}")
     return 0
 
@@ -114,8 +143,8 @@ def _collect(args) -> int:
     from grader.collect import collect
 
     report = collect(args.path, args.course)
-    print(report.text())
-    return 0 if report.ok else 1
+    print(report.text(submitted=f"{args.course / 'submitted'}/"))
+    return report.exit_status
 
 
 def _unsandboxed(args) -> None:
@@ -127,15 +156,18 @@ def _unsandboxed(args) -> None:
 
 
 def _autograde(args) -> int:
-    from grader.autograde import autograde, summary
+    from grader.autograde import RunStopped, autograde, summary
 
     _unsandboxed(args)
 
-    outcomes = autograde(args.course, jobs=args.jobs, students=_names(args.student), lessons=_names(args.lesson),
-                         force=args.force, timeout=args.timeout, memory_mb=args.memory,
-                         notebook_timeout=args.notebook_timeout, stall_timeout=args.stall_timeout,
-                         progress=not args.quiet, cluster=args.cluster,
-                         sandbox=not args.no_sandbox)
+    try:
+        outcomes = autograde(args.course, jobs=args.jobs, students=_names(args.student), lessons=_names(args.lesson),
+                             force=args.force, timeout=args.timeout, memory_mb=args.memory,
+                             notebook_timeout=args.notebook_timeout, stall_timeout=args.stall_timeout,
+                             progress=not args.quiet, cluster=args.cluster,
+                             sandbox=not args.no_sandbox)
+    except RunStopped as stop:
+        return _stopped(stop, summary)
     if not outcomes:
         if args.student or args.lesson:
             print(f"nothing in {args.course / 'submitted'} from those students for those lessons")
@@ -144,6 +176,28 @@ def _autograde(args) -> int:
         return 1
     print(summary(outcomes))
     return 1 if any(o.error for o in outcomes) else 0
+
+
+def _stopped(stop, summary) -> int:
+    """What a run stopped by a signal says: the table of what it finished, the submissions it did
+    not grade; its exit status is 128 + the signal's number, as a shell reports a process the
+    signal ended (130 for Ctrl-C, 143 for SIGTERM)."""
+    import signal
+
+    name = signal.Signals(stop.signum).name
+    with contextlib.suppress(OSError):  # SIGHUP: the terminal may be gone
+        if stop.finished:
+            print(summary(stop.finished))
+        left = [f"{student}/{lesson}" for student, lesson in stop.unfinished]
+        if not stop.finished and not left:
+            print(f"ttt-grader autograde: stopped by {name} before it began grading: nothing was changed",
+                  file=sys.stderr)
+            return 128 + stop.signum
+        print(f"ttt-grader autograde: stopped by {name}: {len(stop.finished)} submission(s) graded and recorded, "
+              f"{len(left)} not graded{': ' + ', '.join(left) if left else ''}. Its workers, kernels and sandboxes "
+              "were stopped and its scratch folders removed; run `ttt-grader autograde` again to grade the rest "
+              "(what is recorded is kept).", file=sys.stderr)
+    return 128 + stop.signum
 
 
 def _feedback(args) -> int:

@@ -17,16 +17,24 @@ goes where:
 - the lesson: the first lesson name (``01-boards-and-moves``, spaces, ``_`` and ``-`` alike,
   any case) in the notebook's file name, else in one of its folders' or archives' names;
 - student ids keep letters (any script: ``张伟`` stays ``张伟``), digits, ``.``, ``_`` and ``-``,
-  lower-cased; two different names that give the same id are an error, and neither is placed;
+  lower-cased; two different names that give the same id are not placed (neither of them), and
+  the report says so;
+- one LMS user id under two names (Canvas ``smithalice_10001`` and Moodle ``Alice
+  Smith_10001``) is one student when the names are the same words in any order (case and
+  accents aside) or come from one LMS: placed under the id an earlier collect used, else the
+  first in alphabetical order, and the report notes it; under different names from different
+  LMSs they are placed as two students and the report asks the instructor to look;
 - the submission time is the LMS's (Blackboard's ``attempt_<date>``), else the time the export
   records for the outermost zip member, else the file's modified time. It is written to
   nbgrader's ``timestamp.txt``; of two notebooks for one student and lesson the newer is kept,
   whichever was collected first; of two with the same time, the LMS's own member (a notebook
   directly in the export) is kept over a copy inside a zip file in it, and two different
-  notebooks with the same time at the same depth are an error.
+  notebooks with the same time at the same depth are not placed (the report names both).
 
 Every member that is not placed is listed with why (not a notebook, a path that leaves the
-archive, macOS or Jupyter housekeeping, too large, no lesson, no student). A notebook over
+archive, macOS or Jupyter housekeeping, too large, no lesson, no student); the report ends with
+the verdict, ``48 placed in submitted/ (48 students); 1 not placed: FILE: WHY; the rest are in``,
+and ``CollectReport.exit_status`` is 0 unless nothing was placed or collect stopped at a cap. A notebook over
 ``MAX_NOTEBOOK_BYTES`` (a large picture in its outputs) is placed with its outputs removed: its
 code is what is graded. Extraction is capped: ``MAX_MEMBER_BYTES`` per member, ``MAX_TOTAL_BYTES`` and ``MAX_MEMBERS`` per collect,
 archives nested at most ``MAX_DEPTH`` deep; members are read in chunks and counted as they are
@@ -38,6 +46,7 @@ from __future__ import annotations
 import calendar
 import difflib
 import hashlib
+import itertools
 import json
 import re
 import shutil
@@ -47,6 +56,7 @@ import zipfile
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path, PurePosixPath
+from typing import NamedTuple
 
 from grader.layout import STATE, coursedir_of, lesson_notebooks
 
@@ -62,39 +72,69 @@ _STAMP_FORMAT = "%Y-%m-%d %H:%M:%S.%f UTC"
 
 _MOODLE = re.compile(r"^(?P<s>.+?)_assignsubmission_\w*$")
 _CANVAS = re.compile(r"^(?P<s>[^_]+?)(_late)?_(?P<id>\d+)_\d+_", re.I)
+_NAME_ID = re.compile(r"^(?P<name>.+)_(?P<id>\d+)$")  # Moodle's "Full Name_123"
 _BLACKBOARD = re.compile(r"^.+?_(?P<s>[^_]+)_attempt_(?P<t>\d{4}-\d\d-\d\d-\d\d-\d\d-\d\d)")
+
+
+class Student(NamedTuple):
+    """Who a notebook is by, as its path names them: ``raw``, the name the student id is made
+    from; for an LMS's member, the LMS, its user id (Canvas, Moodle) and the name it gives."""
+
+    raw: str
+    lms: str = ""
+    user_id: str = ""
+    name: str = ""
 
 
 @dataclass
 class CollectReport:
-    """What collect did: placed (student, lesson, from), what it could not place or skipped
-    (where, why), the errors that make it fail (collisions, caps), and notes."""
+    """What collect did: placed (student, lesson, from); the notebooks it did not place (where,
+    why); the members it skipped, not being submissions (where, why); where it stopped reading
+    at a cap; notes (which of two notebooks was kept, one student under two names); and
+    questions for the instructor (one LMS user id under two different names)."""
 
     placed: list[tuple[str, str, str]] = field(default_factory=list)
     unplaced: list[tuple[str, str]] = field(default_factory=list)
     skipped: list[tuple[str, str]] = field(default_factory=list)
-    errors: list[str] = field(default_factory=list)
+    stopped: list[str] = field(default_factory=list)
+    kept: list[tuple[str, str]] = field(default_factory=list)  # (student, lesson) whose earlier notebook is newer
     notes: list[str] = field(default_factory=list)
+    questions: list[str] = field(default_factory=list)
 
     @property
-    def ok(self) -> bool:
-        """True when every notebook was placed and nothing went wrong."""
-        return not self.unplaced and not self.errors
+    def exit_status(self) -> int:
+        """``ttt-grader collect``'s exit status: 0 when collect read everything and placed what
+        could be placed (what it did not place is listed, with why, and was not placed for that
+        reason: grade the rest); 1 when it placed nothing (and kept nothing collected before as the
+        newer), or stopped reading at a cap so that some members were never looked at."""
+        return 1 if self.stopped or not (self.placed or self.kept) else 0
 
-    def text(self) -> str:
-        """Returns the report as lines of text."""
-        students = {s for s, _, _ in self.placed}
-        n, m = len(self.placed), len(students)
-        lines = [f"placed {n} notebook{'s' * (n != 1)} for {m} student{'s' * (m != 1)}"]
-        lines += [f"  note: {n}" for n in self.notes]
-        for title, rows in (("could not place", self.unplaced), ("skipped", self.skipped)):
+    def text(self, submitted: str = "submitted/") -> str:
+        """Returns the report as lines of text, the verdict last: ``48 placed in submitted/; 1
+        not placed: FILE: WHY``."""
+        lines = [f"  note: {n}" for n in self.notes]
+        for title, rows in ((f"not placed ({len(self.unplaced)}):", self.unplaced),
+                            (f"skipped, not submissions ({len(self.skipped)}):", self.skipped)):
             if rows:
-                lines.append(f"{title} {len(rows)}:")
+                lines.append(title)
                 lines += [f"  {where}: {why}" for where, why in rows]
-        if self.errors:
-            lines.append(f"ERRORS ({len(self.errors)}), fix these and collect again:")
-            lines += [f"  {e}" for e in self.errors]
-        return "\n".join(lines)
+        if self.questions:
+            lines.append(f"to look at ({len(self.questions)}):")
+            lines += [f"  {q}" for q in self.questions]
+        if self.stopped:
+            lines.append(f"STOPPED reading at a cap ({len(self.stopped)}): members after it were not looked at:")
+            lines += [f"  {e}" for e in self.stopped]
+        n, m = len(self.placed), len({s for s, _, _ in self.placed})
+        verdict = f"{n} placed in {submitted} ({m} student{'s' * (m != 1)})"
+        if len(self.unplaced) == 1:
+            verdict += f"; 1 not placed: {self.unplaced[0][0]}: {self.unplaced[0][1]}"
+        elif self.unplaced:
+            verdict += f"; {len(self.unplaced)} not placed (listed above)"
+        if self.stopped:
+            verdict += "; collect stopped at a cap (above)"
+        elif n and self.unplaced:
+            verdict += "; the rest are in"
+        return "\n".join([*lines, verdict])
 
 
 @dataclass
@@ -106,7 +146,7 @@ class _Found:
     shown: str
     lesson_parts: tuple[str, ...]
     student_parts: tuple[str, ...]
-    owner: str | None
+    owner: Student | None
     when: float
     depth: int = 0  # the archives it lies in: 1 for the LMS export's own member, 2 inside a zip file in that member
 
@@ -143,19 +183,20 @@ def _closest(stem: str, lessons: list[str]) -> list[str]:
     return difflib.get_close_matches(_key(stem), lessons, n=3, cutoff=0.5) or lessons
 
 
-def _lms_student(parts: tuple[str, ...]) -> str | None:
+def _lms_student(parts: tuple[str, ...]) -> Student | None:
     """Returns the student an LMS names in a member's path: a Moodle folder, a Canvas or
     Blackboard file name; else None."""
     for part in parts[:-1]:
         moodle = _MOODLE.match(part)
         if moodle:
-            return moodle.group("s")
+            named = _NAME_ID.match(moodle.group("s"))
+            return Student(moodle.group("s"), "Moodle", *(named.group("id", "name") if named else ("", moodle.group("s"))))
     stem = PurePosixPath(parts[-1]).stem if parts else ""
     canvas = _CANVAS.match(stem)
     if canvas:
-        return f"{canvas.group('s')}_{canvas.group('id')}"
+        return Student(f"{canvas.group('s')}_{canvas.group('id')}", "Canvas", canvas.group("id"), canvas.group("s"))
     blackboard = _BLACKBOARD.match(stem)
-    return blackboard.group("s") if blackboard else None
+    return Student(blackboard.group("s"), "Blackboard", "", blackboard.group("s")) if blackboard else None
 
 
 def _lms_time(parts: tuple[str, ...]) -> float | None:
@@ -167,19 +208,35 @@ def _lms_time(parts: tuple[str, ...]) -> float | None:
     return None
 
 
-def _student(parts: tuple[str, ...], lesson: str | None, lessons: list[str]) -> str | None:
+def _student(parts: tuple[str, ...], lesson: str | None, lessons: list[str]) -> Student | None:
     """Returns the student a path inside an export names (see the module's docstring)."""
     lms = _lms_student(parts)
     if lms:
         return lms
     folders = [p for p in parts[:-1] if not _lesson_in(p, lessons)]
     if folders:
-        return folders[0]
+        return Student(folders[0])
     if lesson is None:
         return None
     stem = _key(PurePosixPath(parts[-1]).stem)
     at = stem.find(_key(lesson))
-    return stem[:at].strip("-") or None if at > 0 else None
+    return Student(stem[:at].strip("-")) if at > 0 and stem[:at].strip("-") else None
+
+
+def _name_keys(name: str) -> set[str]:
+    """The ways a name's words run together, any order, case and accents ignored: Canvas's
+    ``smithalice`` and Moodle's ``Alice Smith`` share ``smithalice``."""
+    folded = "".join(c for c in unicodedata.normalize("NFKD", name) if not unicodedata.combining(c)).casefold()
+    words = re.findall(r"[^\W_]+", folded)
+    if len(words) > 5:
+        return {"".join(words), "".join(sorted(words))}
+    return {"".join(order) for order in itertools.permutations(words)}
+
+
+def _one_person(a: Student, b: Student) -> bool:
+    """True if two names with one LMS user id are one student: one LMS (it gave the user id: the
+    name changed), or the same name in both."""
+    return a.lms == b.lms or bool(_name_keys(a.name) & _name_keys(b.name))
 
 
 def _stamp(when: float) -> str:
@@ -214,13 +271,16 @@ def collect(source: Path, course: Path, *, max_member_bytes: int = MAX_MEMBER_BY
     caps = {"member": max_member_bytes, "total": max_total_bytes, "members": max_members}
     ledger_path = course / STATE / "collected.json"
     try:
-        known_names: dict[str, str] = json.loads(ledger_path.read_text())["names"]
-    except (OSError, ValueError, KeyError):
-        known_names = {}
+        ledger = json.loads(ledger_path.read_text())
+        known_names: dict[str, str] = dict(ledger["names"])
+        known_lms = {sid: Student(*who) for sid, who in ledger.get("lms", {}).items()}
+    except (OSError, ValueError, KeyError, TypeError):
+        known_names, known_lms = {}, {}
     with tempfile.TemporaryDirectory() as scratch:
         walker = _Walker(Path(scratch), report, _Budget(), caps, lessons)
         candidates: dict[tuple[str, str], list[tuple[float, _Found, str]]] = {}
         names: dict[str, set[str]] = {}
+        seen: dict[str, tuple[Student, str]] = {}  # student id -> who, the first file of theirs
         for found in walker.walk(Path(source)):
             lesson = next((l for part in reversed(found.lesson_parts) for l in [_lesson_in(PurePosixPath(part).stem, lessons)] if l), None)
             if lesson is None:
@@ -228,38 +288,91 @@ def collect(source: Path, course: Path, *, max_member_bytes: int = MAX_MEMBER_BY
                 report.unplaced.append((found.shown, "no lesson name in the file's name or folders "
                                                      f"(rename it to one of: {', '.join(_closest(stem, lessons))})"))
                 continue
-            raw = found.owner or _student(found.student_parts, lesson, lessons)
-            sid = student_id(raw) if raw else ""
+            who = found.owner or _student(found.student_parts, lesson, lessons)
+            sid = student_id(who.raw) if who else ""
             if not sid:
-                why = ("no student: put it in a folder named after the student" if not raw else
-                       f"the student name {raw!r} has no letter or digit to make an id from")
+                why = ("no student: put it in a folder named after the student" if not who else
+                       f"the student name {who.raw!r} has no letter or digit to make an id from")
                 report.unplaced.append((found.shown, why))
                 continue
-            raw = unicodedata.normalize("NFC", raw).strip()
+            raw = unicodedata.normalize("NFC", who.raw).strip()
             names.setdefault(sid, set()).add(raw)
+            seen.setdefault(sid, (who, found.shown))
             candidates.setdefault((sid, lesson), []).append((found.when, found, raw))
         clashing = {sid for sid, raws in names.items()
                     if len(raws) > 1 or (sid in known_names and known_names[sid] not in raws)}
         for sid in sorted(clashing):
             shown = sorted(names[sid] | ({known_names[sid]} if sid in known_names else set()))
-            report.errors.append(f"{' and '.join(map(repr, shown))} would both be student {sid!r}: "
-                                 "nothing of theirs was placed; put their notebooks in folders with distinct names")
+            why = (f"{' and '.join(map(repr, shown))} would both be student {sid!r}: nothing of theirs was placed; "
+                   "put their notebooks in folders with distinct names")
+            report.unplaced += [(f.shown, why) for (s, _), group in sorted(candidates.items()) if s == sid for _, f, _ in group]
+        alias = _one_student_each({sid: who for sid, (who, _) in seen.items() if sid not in clashing},
+                                  {sid: shown for sid, (_, shown) in seen.items()}, known_lms, report)
+        merged: dict[tuple[str, str], list[tuple[float, _Found, str]]] = {}
         for (sid, lesson), found in sorted(candidates.items()):
-            if sid in clashing:
-                continue
-            _place(course, coursedir, lessons, sid, lesson, found, report)
-            known_names[sid] = next(iter(names[sid]))
+            if sid not in clashing:
+                merged.setdefault((alias.get(sid, sid), lesson), []).extend(found)
+        for (sid, lesson), found in sorted(merged.items()):
+            if _place(course, coursedir, lessons, sid, lesson, found, report) and sid in seen:
+                known_names[sid] = next(iter(names[sid]))
+                if seen[sid][0].user_id:
+                    known_lms[sid] = seen[sid][0]
     ledger_path.parent.mkdir(parents=True, exist_ok=True)
-    ledger_path.write_text(json.dumps({"names": known_names}, ensure_ascii=False, indent=1))
+    ledger_path.write_text(json.dumps({"names": known_names, "lms": {sid: list(who) for sid, who in known_lms.items()}},
+                                      ensure_ascii=False, indent=1))
     return report
 
 
-def _place(course: Path, coursedir, lessons, sid: str, lesson: str, found: list, report: CollectReport) -> None:
+def _one_student_each(current: dict[str, Student], files: dict[str, str], known: dict[str, Student],
+                      report: CollectReport) -> dict[str, str]:
+    """Finds the students this collect (``current``: id -> who) and earlier ones (``known``)
+    name twice under one LMS user id: one student when ``_one_person`` says so (placed under
+    the id an earlier collect used, else the first in alphabetical order; noted), else a
+    question for the instructor (placed as different students). Returns {id: the id it is placed as}."""
+    by_user: dict[str, list[str]] = {}
+    for sid, who in sorted({**known, **current}.items()):
+        if who.user_id:
+            by_user.setdefault(who.user_id, []).append(sid)
+    alias: dict[str, str] = {}
+
+    def shown(sid: str) -> str:
+        who = current.get(sid) or known[sid]
+        return f"{sid} ({who.lms}, {files[sid] if sid in files else 'collected before'})"
+
+    for user, sids in by_user.items():
+        if not any(sid in current for sid in sids):
+            continue  # asked or noted when they were collected
+        people: list[list[str]] = []
+        for sid in sids:
+            who = current.get(sid) or known[sid]
+            same = next((group for group in people if any(_one_person(who, current.get(o) or known[o]) for o in group)), None)
+            (same.append(sid) if same is not None else people.append([sid]))
+        for group in (g for g in people if len(g) > 1):
+            before = [sid for sid in group if sid in known]
+            into = before[0] if before else group[0]
+            alias.update({sid: into for sid in group if sid not in known})
+            if len(before) > 1:
+                report.questions.append(f"{' and '.join(map(shown, before))} have one LMS user id ({user}) and one name "
+                                        f"but were placed as {len(before)} students by earlier collects; new notebooks of "
+                                        f"theirs go to {into}: move the others' lesson folders in submitted/ by hand if "
+                                        "they are one student")
+            elif [sid for sid in group if sid != into and sid in current]:
+                report.notes.append(f"{' and '.join(map(shown, group))} are one student (LMS user id {user}, "
+                                    f"the same name): placed as {into}")
+        if len(people) > 1:
+            report.questions.append(f"{' and '.join(shown(g[0]) for g in people)} have the same LMS user id ({user}) "
+                                    f"under different names: placed as {len(people)} students; if they are one, "
+                                    "move one's lesson folders into the other's in submitted/ before grading")
+    return alias
+
+
+def _place(course: Path, coursedir, lessons, sid: str, lesson: str, found: list, report: CollectReport) -> bool:
     """Places the newest of a student's notebooks for a lesson, unless the one already
-    collected is newer. Of notebooks with the newest time, the LMS's own member (the one fewest
-    archives deep) is kept over a copy inside a zip file the student uploaded; two different ones
-    at the same depth are an error. A notebook over ``MAX_NOTEBOOK_BYTES`` is placed with its
-    outputs removed."""
+    collected is newer; returns whether it placed one. Of notebooks with the newest time, the
+    LMS's own member (the one fewest archives deep) is kept over a copy inside a zip file the
+    student uploaded; two different ones at the same depth are not placed (neither is known to
+    be the newer: the report names both). A notebook over ``MAX_NOTEBOOK_BYTES`` is placed with
+    its outputs removed."""
     found.sort(key=lambda t: t[0])
     when = found[-1][0]
     newest_all = [f for w, f, _ in found if w == when]
@@ -268,9 +381,10 @@ def _place(course: Path, coursedir, lessons, sid: str, lesson: str, found: list,
     newest = top[-1]
     ties = [f for f in top[:-1] if _digest(f.path) != _digest(newest.path)]
     if ties:
-        report.errors.append(f"{sid}/{lesson}: {newest.shown} and {ties[0].shown} have the same submission "
-                             "time and differ, so neither is known to be the newer: nothing placed")
-        return
+        why = (f"{sid}/{lesson}: {newest.shown} and {ties[0].shown} have the same submission time and differ, so "
+               "neither is known to be the newer: nothing placed; collect the right one alone")
+        report.unplaced += [(f.shown, why) for f in (newest, *ties)]
+        return False
     for other in newest_all:
         if other.depth > shallowest and _digest(other.path) != _digest(newest.path):
             report.notes.append(f"{sid}/{lesson}: kept {newest.shown}, not {other.shown} (the same submission time: "
@@ -285,21 +399,22 @@ def _place(course: Path, coursedir, lessons, sid: str, lesson: str, found: list,
     if before is not None and before > when:
         report.notes.append(f"{sid}/{lesson}: kept the notebook collected before ({_stamp(before)}), "
                             f"not {newest.shown} ({_stamp(when)}, older)")
-        return
+        report.kept.append((sid, lesson))
+        return False
     if before is not None and before == when and _digest(target) != _digest(newest.path):
-        report.errors.append(f"{sid}/{lesson}: {newest.shown} has the same submission time as the notebook "
-                             "collected before and differs from it: nothing placed")
-        return
+        report.unplaced.append((newest.shown, f"{sid}/{lesson}: the same submission time as the notebook collected "
+                                              "before, and different from it: not placed (the one collected before is kept)"))
+        return False
     size = newest.path.stat().st_size
     if size > MAX_MEMBER_BYTES:
         report.unplaced.append((newest.shown, f"too large: {size / 2**20:.0f} MB, more than the "
                                               f"{MAX_MEMBER_BYTES / 2**20:g} MB a notebook may have"))
-        return
+        return False
     slim = _without_outputs(newest.path) if size > MAX_NOTEBOOK_BYTES else None
     if slim is not None and len(slim) > MAX_NOTEBOOK_BYTES:
         report.unplaced.append((newest.shown, f"too large: {len(slim) / 2**20:.0f} MB even without its outputs, more "
                                               f"than the {MAX_NOTEBOOK_BYTES / 2**20:g} MB a notebook may have"))
-        return
+        return False
     folder.mkdir(parents=True, exist_ok=True)
     if slim is not None:
         target.write_bytes(slim)
@@ -310,6 +425,7 @@ def _place(course: Path, coursedir, lessons, sid: str, lesson: str, found: list,
         shutil.copyfile(newest.path, target)
     (folder / STAMP).write_text(_stamp(when))
     report.placed.append((sid, lesson, newest.shown))
+    return True
 
 
 def _without_outputs(path: Path) -> bytes | None:
@@ -364,14 +480,14 @@ class _Walker:
         except (zipfile.BadZipFile, OSError):
             return False
 
-    def _archive(self, path: Path, shown: str, outer: tuple[str, ...], *, owner: str | None, when: float | None, depth: int):
+    def _archive(self, path: Path, shown: str, outer: tuple[str, ...], *, owner: Student | None, when: float | None, depth: int):
         """Yields the notebooks in a zip file: ``outer`` names it (for lessons), ``owner`` is
         the student an outer member fixed (None: an export), ``when`` the outer member's time."""
         budget, report = self.budget, self.report
         try:
             archive = zipfile.ZipFile(path)
         except (zipfile.BadZipFile, OSError) as error:
-            report.skipped.append((shown, f"not a readable zip file ({error})"))
+            report.unplaced.append((shown, f"not a readable zip file ({error})"))
             return
         with archive:
             for info in archive.infolist():
@@ -379,12 +495,12 @@ class _Walker:
                     continue
                 where = f"{shown}:{info.filename}"
                 if budget.stopped:
-                    report.skipped.append((where, "not read: collect stopped at a cap (see the errors)"))
+                    report.skipped.append((where, "not read: collect stopped at a cap (see below)"))
                     continue
                 budget.members += 1
                 if budget.members > self.caps["members"]:
                     budget.stopped = True
-                    report.errors.append(f"{where}: more than {self.caps['members']:,} archive members in all; "
+                    report.stopped.append(f"{where}: more than {self.caps['members']:,} archive members in all; "
                                          "collect stopped reading archives here (is this a zip bomb?)")
                     report.skipped.append((where, "not read: over the cap on members"))
                     continue
@@ -428,13 +544,12 @@ class _Walker:
                     size += len(chunk)
                     budget.bytes += len(chunk)
                     if size > caps["member"]:
-                        self.report.errors.append(f"{where}: expands to more than {caps['member'] / 2**20:g} MB "
-                                                  "(the cap for one member): not extracted")
-                        self.report.skipped.append((where, "too large"))
+                        self.report.unplaced.append((where, f"expands to more than {caps['member'] / 2**20:g} MB "
+                                                            "(the cap for one member): not extracted"))
                         break
                     if budget.bytes > caps["total"]:
                         budget.stopped = True
-                        self.report.errors.append(f"{where}: the archives expand to more than "
+                        self.report.stopped.append(f"{where}: the archives expand to more than "
                                                   f"{caps['total'] / 2**30:g} GB in all (the cap): collect stopped here")
                         self.report.skipped.append((where, "not read: over the cap on total size"))
                         break
@@ -442,7 +557,7 @@ class _Walker:
                 else:
                     return target
         except (zipfile.BadZipFile, OSError, RuntimeError, NotImplementedError, EOFError) as error:
-            self.report.skipped.append((where, f"could not be extracted ({type(error).__name__}: {error})"))
+            self.report.unplaced.append((where, f"could not be extracted ({type(error).__name__}: {error})"))
         target.unlink(missing_ok=True)
         return None
 

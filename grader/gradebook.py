@@ -6,19 +6,75 @@ copies its grades into ``DIR/gradebook.db`` with nbgrader's ``Gradebook`` API, m
 autograded notebook into ``DIR/autograded/`` and only then records the unit as done. A run killed
 at any point loses at most the units in flight; the next run grades those again and skips the
 rest (unless the submission or the lesson changed, or ``force`` is given).
+
+One command at a time writes a course's gradebook: ``writer_lock`` is taken by ``autograde`` and
+``release`` before anything slow, and a second such command on the same course is refused at once
+(``CourseBusy``), naming the one that holds it.
 """
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
 import os
 import shutil
+import socket
 import sqlite3
+import time
 import warnings
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from grader.layout import done_marker, fingerprint, graded_folder
+from grader.layout import STATE, done_marker, fingerprint, graded_folder
+
+LOCK = "lock"  # the writer lock's file in DIR/.ttt-grader/: it says who holds the lock (pid, command, since)
+
+
+class CourseBusy(RuntimeError):
+    """Another command that writes the gradebook (``autograde``, ``release``) is running on the same course."""
+
+
+@contextlib.contextmanager
+def writer_lock(course: Path, command: str):
+    """Holds the course's writer lock while the block runs: the first thing a command that writes
+    the gradebook does, before anything slow. A second one on the same course is refused at once
+    with ``CourseBusy``, naming the process that holds the lock and since when. The lock is the
+    operating system's (a POSIX lock on ``DIR/.ttt-grader/lock``): it ends with its process, however
+    that ends, so a killed run never leaves the course locked; worker processes do not inherit it."""
+    state = Path(course) / STATE
+    state.mkdir(parents=True, exist_ok=True)
+    fd = os.open(state / LOCK, os.O_RDWR | os.O_CREAT, 0o644)  # never truncated before it is held
+    try:
+        try:
+            fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            raise CourseBusy(_busy(Path(course), command, os.pread(fd, 4096, 0))) from None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, json.dumps({"pid": os.getpid(), "command": command, "since": time.time(),
+                                  "host": socket.gethostname()}).encode(), 0)
+        yield
+    finally:
+        os.close(fd)  # closing the file ends the lock
+
+
+def _busy(course: Path, command: str, said: bytes) -> str:
+    """The refusal of a second command: who holds the lock (as its file says) and what to do."""
+    try:
+        holder = json.loads(said)
+        pid, since = int(holder["pid"]), float(holder["since"])
+    except (ValueError, KeyError, TypeError):
+        return (f"another ttt-grader command is writing the gradebook of {course} (it is starting): "
+                f"wait for it to end, then run `ttt-grader {command}` again")
+    minutes = int(max(0.0, time.time() - since) // 60)
+    ago = "under a minute ago" if minutes < 1 else f"{minutes} min ago"
+    when = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(since))
+    host = holder.get("host")
+    where = f" on {host}" if host and host != socket.gethostname() else ""
+    return (f"`ttt-grader {holder.get('command', '?')}` is already running on {course}: pid {pid}{where}, since "
+            f"{when} ({ago}); one command at a time writes a course's gradebook. Wait for it to end, "
+            f"or stop it (kill {pid}: it says what it finished, and the next run grades the rest), then run "
+            f"`ttt-grader {command}` again")
 
 
 @dataclass
@@ -131,3 +187,17 @@ def previous(course: Path, student: str, lesson: str, coursedir) -> Outcome | No
         return None
     return Outcome(**{**saved, "skipped": True})
 
+
+
+def recorded(course: Path, student: str, lesson: str, *, since: float) -> Outcome | None:
+    """The outcome a run recorded for a submission at ``since`` (a ``time.time()``) or later, as
+    its done-marker says; None if none was recorded since then."""
+    marker = done_marker(course, student, lesson)
+    try:
+        if marker.stat().st_mtime < since:
+            return None
+        saved = json.loads(marker.read_text())
+    except (OSError, ValueError):
+        return None
+    saved.pop("fingerprint", None)
+    return Outcome(**saved)

@@ -64,6 +64,7 @@ from traitlets import Bool, Float, Integer, Unicode
 
 from grader.cells import is_test_cell
 from grader.course import enabled_in
+from grader.execute import STALL_SECONDS
 
 
 class HideTestCode(NbGraderPreprocessor):
@@ -227,6 +228,8 @@ class Recheck(NbGraderPreprocessor):
     timeout = Float(120.0, help="CPU seconds each test cell may use, spent by the submission's functions.").tag(config=True)
     memory_mb = Integer(0, help="Memory cap of the submission's student server (MB); 0: the sandbox's default.").tag(config=True)
     sandboxed = Bool(True, help="Start the submission's student server in a sandbox (grader.sandbox).").tag(config=True)
+    stall_timeout = Float(float(STALL_SECONDS), help="Wall seconds the submission's functions may choose to wait "
+                          "(sleep, or wait for what never comes), in all: the re-check's share of --stall-timeout.").tag(config=True)
 
     def preprocess(self, nb, resources):
         """Re-checks the notebook's test cells; returns (nb, resources)."""
@@ -242,6 +245,7 @@ class Recheck(NbGraderPreprocessor):
         launcher = student_launcher(memory_mb=self.memory_mb or None) if self.sandboxed else None
         try:
             verdicts, notes = judge(plain_cells(nb.cells), code_cells(lesson), timeout=self.timeout,
+                                    stall_seconds=self.stall_timeout,
                                     launcher=launcher, folder=Path(resources["metadata"]["path"]))
         except (SandboxNotStarted, OSError) as error:  # the machine's trouble: graded again, never failed
             report["unserved"] = f"the sandbox could not start: {error}"

@@ -89,6 +89,15 @@ class Verdict(NamedTuple):
     suspicious: str = ""  # what the failure tells the instructor, when it suggests cheating rather than a slip
 
 
+UNIT_SCRATCH = "ttt-grader-unit-"  # a re-check's copy of a unit's folder: ttt-grader-unit-PID-..., PID the process that made it
+
+
+def unit_scratch_prefix(pid: int | None = None) -> str:
+    """The name a re-check's copies of unit folders begin with in process ``pid`` (default: this
+    one), so that they can be told apart and removed once that process is gone."""
+    return f"{UNIT_SCRATCH}{os.getpid() if pid is None else pid}-"
+
+
 NO_VERDICT = Verdict(False, "the re-check gave no verdict", ename="NoVerdict",
                      evalue="the re-check gave this test cell no verdict")
 
@@ -112,7 +121,7 @@ class StudentLauncher:
 
         from grader.sandbox import Sandbox, copy_folder
 
-        scratch = Path(tempfile.mkdtemp(prefix="unit-", dir=self.under))
+        scratch = Path(tempfile.mkdtemp(prefix=unit_scratch_prefix(), dir=self.under))
         self.scratch.append(scratch)
         copy_folder(Path(cwd), scratch)
         return Sandbox([scratch], env={**RECHECK_ENV}, limits=self.limits).popen(argv, cwd=scratch, **popen_kwargs)
@@ -160,7 +169,7 @@ def run(path: Path, *, lesson: Path, timeout: float = 120.0, launcher: Callable 
     return judge(code_cells(path), code_cells(lesson), timeout=timeout, launcher=launcher, folder=Path(path).parent)
 
 
-def judge(submitted: list[dict], lesson: list[dict], *, folder: Path, timeout: float = 120.0,
+def judge(submitted: list[dict], lesson: list[dict], *, folder: Path, timeout: float = 120.0, stall_seconds: float = 60.0,
           launcher: Callable | None = None) -> tuple[dict[str, Verdict], list[str]]:
     """Re-checks a submission's code cells (``plain_cells``; its files in `folder`) against the
     lesson's as the grader holds them (the course's source: its test cells, hidden tests and all,
@@ -173,7 +182,8 @@ def judge(submitted: list[dict], lesson: list[dict], *, folder: Path, timeout: f
     handed = _handed(lesson)
     # the submission's own cells (not its test cells: those are the grader's, and run here)
     cells = [c["source"] for c in submitted if not is_test(c["meta"])]
-    remote = Remote({"cells": cells, "cpu": timeout}, launcher=launcher, cwd=Path(folder), handed=handed)
+    remote = Remote({"cells": cells, "cpu": timeout}, launcher=launcher, cwd=Path(folder), handed=handed,
+                    stall_seconds=stall_seconds)
     notes = _reaching(submitted, lesson)
     verdicts: dict[str, Verdict] = {}
     saved = {name: os.environ.get(name) for name in RECHECK_ENV}

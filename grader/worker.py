@@ -25,6 +25,9 @@ from pathlib import Path
 from grader.course import CELL_TIMEOUT
 from grader.layout import STATE, coursedir_of, in_flight, run_folder, work_folder
 from grader.processes import RUN_ENV, WORKER_ENV, alive, die_with_parent, stop_processes, subreaper
+from grader.recheck import UNIT_SCRATCH, unit_scratch_prefix
+
+RUN_SCRATCH = "ttt-grader-run-"  # a grading run's scratch folder: ttt-grader-run-PID-..., PID the run's main process
 
 # jupyter_client's words when a kernel does not answer its first request: on a loaded machine
 # the kernel can be slow to start, so the unit is graded again rather than graded blank
@@ -52,6 +55,37 @@ def grading_environment(course: Path, *, scratch: Path, run: str, memory_mb: int
     return saved
 
 
+def run_scratch() -> Path:
+    """Makes a grading run's scratch folder in the temporary folder (the kernels' private folders,
+    the workers' temporary files and the re-check's copies of unit folders go inside), named
+    ``ttt-grader-run-PID-...`` after this process, so that a later run can tell a dead run's
+    leftovers (``remove_dead_scratch``)."""
+    folder = Path(tempfile.mkdtemp(prefix=f"{RUN_SCRATCH}{os.getpid()}-"))
+    folder.chmod(0o711)  # others may pass through (a sandbox binds folders inside), never list it
+    return folder
+
+
+def remove_dead_scratch(where: Path | None = None) -> list[Path]:
+    """Removes (``grader.sandbox.remove_folder``) the scratch folders of grading runs and re-checks whose process is gone (killed,
+    so they could not remove them) from ``where`` (default: the temporary folder); returns them.
+    A folder whose process still runs is left alone; as an ordinary user, so is another user's."""
+    from grader.sandbox import remove_folder
+
+    names = re.compile(rf"^(?:{re.escape(RUN_SCRATCH)}|{re.escape(UNIT_SCRATCH)})(\d+)-")
+    removed = []
+    with os.scandir(where or tempfile.gettempdir()) as entries:
+        for entry in entries:
+            found = names.match(entry.name)
+            if not found or alive(found.group(1)) or not entry.is_dir(follow_symlinks=False):
+                continue
+            if os.geteuid() != 0 and entry.stat(follow_symlinks=False).st_uid != os.geteuid():
+                continue
+            with contextlib.suppress(OSError):  # what could not go now, a later run tries again
+                remove_folder(Path(entry.path))
+            removed.append(Path(entry.path))
+    return removed
+
+
 def restore_environment(saved: dict) -> None:
     """Puts back the environment ``grading_environment`` replaced."""
     for name, value in saved.items():
@@ -65,10 +99,13 @@ _WORKER: dict = {}  # this process's grading state, set by setup_worker
 
 def init_pool_worker(course: str, settings) -> None:
     """Sets up a pool worker: it dies with its parent, leaves Ctrl-C to it (the parent stops
-    the workers by exiting), then ``setup_worker``."""
+    the workers by exiting), ends at once on SIGTERM and SIGHUP (not by the parent's handler,
+    which it inherits), then ``setup_worker``."""
     import signal
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.signal(signal.SIGHUP, signal.SIG_DFL)
     die_with_parent()
     setup_worker(course, settings)
 
@@ -115,6 +152,8 @@ def setup_worker(course: str, settings) -> None:
     config.Recheck.timeout = float(config.Execute.timeout if "timeout" in config.Execute else CELL_TIMEOUT)
     config.Recheck.memory_mb = int(config.SafeExecute.memory_mb) if "memory_mb" in config.SafeExecute else 0
     config.Recheck.sandboxed = settings.sandbox
+    if "stall_timeout" in config.SafeExecute:  # the unit's allowance of chosen waits, in the re-check as in the kernel
+        config.Recheck.stall_timeout = float(config.SafeExecute.stall_timeout)
     coursedir = coursedir_of(course_path, config)
     _WORKER.update(course=course_path, master=master, coursedir=coursedir,
                    api=NbGraderAPI(coursedir=coursedir, config=config))
@@ -242,7 +281,8 @@ def _stop_kernels(spare_too: bool = False) -> None:
     me = str(os.getpid())
     stop_processes(lambda pid, ppid, env: str(pid) not in spare and env.get(KERNEL_ENV) not in spare
                    and (env.get(WORKER_ENV) == me or str(ppid) == me))
-    leftovers = list(Path(tempfile.gettempdir()).glob("unit-*"))  # this worker's re-check copies, their sandboxes gone
+    # this worker's re-check copies, their sandboxes gone
+    leftovers = list(Path(tempfile.gettempdir()).glob(f"{unit_scratch_prefix()}*"))
     kernels = os.environ.get(KERNELS_ENV)
     if kernels:
         leftovers += [folder for folder in Path(kernels).glob("kernel-*")

@@ -169,7 +169,7 @@ def test_a_folder_of_several_exports_keeps_each_student(course, tmp_path, capsys
     code, out = run(inbox, course, capsys)
     assert code == 0, out
     assert len(students(course)) == 24 and "week2" not in students(course) and "week3" not in students(course)
-    assert "placed 24 notebooks for 24 students" in out
+    assert out.splitlines()[-1] == f"24 placed in {course}/submitted/ (24 students)"
 
 
 # -- the submission time decides, whatever the collect order -----------------------------------
@@ -219,7 +219,7 @@ def test_every_skipped_member_is_listed_with_why(course, tmp_path, capsys, prefi
                         (f"{prefix}tictactoe.py", "a Python file, not a notebook"),
                         (f"__MACOSX/._{L1}.ipynb", "housekeeping"), (f"{prefix}notes.txt", "not a notebook")]:
         assert f"export.zip:{member}: " in out and why in out.split(f"export.zip:{member}: ")[1].splitlines()[0], member
-    assert "skipped 7:" in out and code == 0
+    assert "skipped, not submissions (7):" in out and code == 0
 
 
 # -- extraction is capped ------------------------------------------------------------------------
@@ -233,8 +233,9 @@ def test_a_zip_bomb_is_stopped_with_a_clear_message(course, tmp_path, capsys):
                 member.write(b" " * 2**20)
     assert bomb.stat().st_size < 300 * 2**10
     code, out = run(bomb, course, capsys)
-    assert code == 1
-    assert f"canvas.zip:mal_3_4_{L1}.ipynb: expands to more than {MAX_MEMBER_BYTES / 2**20:g} MB" in out
+    assert code == 0, out  # eve's is placed; the bomb is listed as not placed, with why
+    assert out.splitlines()[-1].startswith(f"1 placed in {course}/submitted/ (1 student); 1 not placed: "
+                                           f"canvas.zip:mal_3_4_{L1}.ipynb: expands to more than {MAX_MEMBER_BYTES / 2**20:g} MB")
     assert students(course) == ["eve_1"]
     assert not any(p.stat().st_size > MAX_MEMBER_BYTES for p in (course / "submitted").rglob("*"))
 
@@ -242,10 +243,11 @@ def test_a_zip_bomb_is_stopped_with_a_clear_message(course, tmp_path, capsys):
 def test_the_member_count_and_total_size_and_depth_are_capped(course, tmp_path, capsys):
     export = zipped(tmp_path / "export.zip", {f"s{k}_{k}_1_{L1}.ipynb": notebook(str(k)) for k in range(40)})
     report = collect(export, course, max_members=25)
-    assert len(report.placed) == 25 and any("more than 25 archive members" in e for e in report.errors)
+    assert len(report.placed) == 25 and any("more than 25 archive members" in e for e in report.stopped)
+    assert report.exit_status == 1  # some members were never looked at
     assert sum("over the cap on members" in why or "collect stopped" in why for _, why in report.skipped) == 15
     report = collect(export, course, max_total_bytes=4 * len(notebook("1")))
-    assert any("GB in all (the cap)" in e for e in report.errors) and len(report.placed) <= 4
+    assert any("GB in all (the cap)" in e for e in report.stopped) and len(report.placed) <= 4
     deep = zip_bytes({f"{L1}.ipynb": notebook("deep")})
     for _ in range(4):
         deep = zip_bytes({"inner.zip": deep})
@@ -287,3 +289,116 @@ def test_of_two_copies_with_one_time_the_lms_s_own_member_is_kept(course, tmp_pa
     assert placed(course, "ada_1", L1) == "the LMS's own"
     assert f"kept export.zip:ada_1_2_{L1}.ipynb, not export.zip:ada_1_2_work.zip:{L1}.ipynb (the same submission time: " \
            "the LMS's own member is kept over a copy inside a zip file in it)" in out
+
+
+# -- one student under two LMS formats is one student --------------------------------------------
+
+CANVAS_ALICE, MOODLE_ALICE = "smithalice_10001_555_", "Alice Smith_10001_assignsubmission_file_/"
+
+
+def test_one_lms_user_id_under_two_formats_is_one_student(course, tmp_path, capsys):
+    export = zipped(tmp_path / "export.zip", {f"{CANVAS_ALICE}{L1}.ipynb": notebook("canvas lesson 1"),
+                                              f"{MOODLE_ALICE}{L2}.ipynb": notebook("moodle lesson 2")})
+    code, out = run(export, course, capsys)
+    assert code == 0, out
+    assert students(course) == ["alice_smith_10001"]  # the first id in alphabetical order
+    assert placed(course, "alice_smith_10001", L1) == "canvas lesson 1"
+    assert placed(course, "alice_smith_10001", L2) == "moodle lesson 2"
+    assert (f"note: alice_smith_10001 (Moodle, export.zip:{MOODLE_ALICE}{L2}.ipynb) and smithalice_10001 (Canvas, "
+            f"export.zip:{CANVAS_ALICE}{L1}.ipynb) are one student (LMS user id 10001, the same name): "
+            "placed as alice_smith_10001") in out
+
+
+def test_one_student_in_two_formats_for_one_lesson_keeps_the_newer_and_says_so(course, tmp_path, capsys):
+    older, newer = (2026, 11, 20, 9, 0, 0), (2026, 11, 21, 9, 0, 0)
+    canvas = zipped(tmp_path / "canvas.zip", {f"{CANVAS_ALICE}{L1}.ipynb": notebook("canvas, older")},
+                    {f"{CANVAS_ALICE}{L1}.ipynb": older})
+    moodle = zipped(tmp_path / "moodle.zip", {f"{MOODLE_ALICE}{L1}.ipynb": notebook("moodle, newer")},
+                    {f"{MOODLE_ALICE}{L1}.ipynb": newer})
+    code, out = run(canvas, course, capsys)  # collected apart: the second collect finds the first's student
+    assert code == 0 and students(course) == ["smithalice_10001"]
+    code, out = run(moodle, course, capsys)
+    assert code == 0, out
+    assert students(course) == ["smithalice_10001"]  # the id the earlier collect used
+    assert placed(course, "smithalice_10001", L1) == "moodle, newer"
+    assert "alice_smith_10001 (Moodle, moodle.zip:" in out and "smithalice_10001 (Canvas, collected before)" in out
+    code, out = run(canvas, course, capsys)  # the older one again: the newer stays, and the report says why
+    assert code == 0, out
+    assert placed(course, "smithalice_10001", L1) == "moodle, newer" and students(course) == ["smithalice_10001"]
+    assert f"kept the notebook collected before (2026-11-21 09:00:00.000000 UTC), not canvas.zip:{CANVAS_ALICE}{L1}.ipynb" in out
+
+
+def test_one_student_in_two_formats_in_one_export_keeps_the_newer(course, tmp_path, capsys):
+    export = zipped(tmp_path / "export.zip", {f"{CANVAS_ALICE}{L1}.ipynb": notebook("canvas, newer"),
+                                              f"{MOODLE_ALICE}{L1}.ipynb": notebook("moodle, older")},
+                    {f"{CANVAS_ALICE}{L1}.ipynb": (2026, 11, 22, 9, 0, 0), f"{MOODLE_ALICE}{L1}.ipynb": (2026, 11, 21, 9, 0, 0)})
+    code, out = run(export, course, capsys)
+    assert code == 0, out
+    assert students(course) == ["alice_smith_10001"] and placed(course, "alice_smith_10001", L1) == "canvas, newer"
+    assert (f"alice_smith_10001/{L1}: kept export.zip:{CANVAS_ALICE}{L1}.ipynb, "
+            f"not export.zip:{MOODLE_ALICE}{L1}.ipynb (older)") in out
+
+
+def test_one_lms_user_id_under_two_different_names_is_a_question(course, tmp_path, capsys):
+    export = zipped(tmp_path / "export.zip", {f"{CANVAS_ALICE}{L1}.ipynb": notebook("alice"),
+                                              f"Bob Jones_10001_assignsubmission_file_/{L1}.ipynb": notebook("bob")})
+    code, out = run(export, course, capsys)
+    assert code == 0, out
+    assert students(course) == ["bob_jones_10001", "smithalice_10001"]  # nothing merged on a guess, nothing lost
+    assert (f"to look at (1):\n  bob_jones_10001 (Moodle, export.zip:Bob Jones_10001_assignsubmission_file_/{L1}.ipynb) "
+            f"and smithalice_10001 (Canvas, export.zip:{CANVAS_ALICE}{L1}.ipynb) have the same LMS user id (10001) "
+            "under different names: placed as 2 students") in out
+
+
+def test_a_name_change_in_one_lms_is_one_student(course, tmp_path, capsys):
+    export = zipped(tmp_path / "export.zip", {f"smithalice_10001_1_{L1}.ipynb": notebook("before"),
+                                              f"jonesalice_10001_2_{L2}.ipynb": notebook("after")})
+    code, out = run(export, course, capsys)
+    assert code == 0, out
+    assert students(course) == ["jonesalice_10001"] and placed(course, "jonesalice_10001", L1) == "before"
+
+
+def test_a_stray_notebook_beside_good_ones_is_listed_and_the_rest_are_in(course, tmp_path, capsys):
+    members = {f"s{k:02d}_{1000 + k}_{k}_{L1}.ipynb": notebook(f"s{k}") for k in range(48)}
+    export = zipped(tmp_path / "export.zip", {**members, "Untitled.ipynb": notebook("stray")})
+    code, out = run(export, course, capsys)
+    assert code == 0, out  # everything that could be placed was
+    assert len(students(course)) == 48
+    assert out.splitlines()[-1] == (f"48 placed in {course}/submitted/ (48 students); 1 not placed: export.zip:Untitled.ipynb: "
+                                    f"no lesson name in the file's name or folders (rename it to one of: {L1}, {L2}); "
+                                    "the rest are in")
+
+
+def test_collect_fails_when_it_places_nothing(course, tmp_path, capsys):
+    export = zipped(tmp_path / "export.zip", {"Untitled.ipynb": notebook("stray"), "notes.txt": "hello"})
+    code, out = run(export, course, capsys)
+    assert code == 1 and students(course) == []
+    assert out.splitlines()[-1].startswith(f"0 placed in {course}/submitted/ (0 students); 1 not placed: export.zip:Untitled.ipynb")
+
+
+def test_collect_says_its_exit_status_in_its_help(capsys):
+    with pytest.raises(SystemExit):
+        main(["collect", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "Exit status: 0 when it read everything and placed what could be placed" in text
+    assert "1 when it placed nothing, or stopped reading at a cap" in text
+
+
+@pytest.mark.slow
+def test_a_class_with_one_student_under_two_lms_formats_is_graded_once(tmp_path, capsys):
+    from grader.autograde import autograde
+
+    course = gc.make_course(tmp_path / "course")
+    wrong = nbformat.writes(gc.solved(course, player="def player(board):\n    return 'X'"))
+    export = zipped(tmp_path / "export.zip", {
+        f"smithalice_10001_555_{gc.LESSON}.ipynb": wrong,  # Canvas, older: wrong
+        f"Alice Smith_10001_assignsubmission_file_/{gc.LESSON}.ipynb": nbformat.writes(gc.solved(course)),  # Moodle, newer
+        f"jonesbob_10002_556_{gc.LESSON}.ipynb": nbformat.writes(gc.solved(course)),
+    }, {f"smithalice_10001_555_{gc.LESSON}.ipynb": (2026, 11, 20, 9, 0, 0),
+        f"Alice Smith_10001_assignsubmission_file_/{gc.LESSON}.ipynb": (2026, 11, 21, 9, 0, 0)})
+    assert main(["collect", str(export), "--course", str(course)]) == 0
+    out = capsys.readouterr().out
+    assert "are one student (LMS user id 10001, the same name): placed as alice_smith_10001" in out
+    outcomes = autograde(course, jobs=1, progress=False)
+    assert [(o.student, o.score, o.max_score, o.error) for o in outcomes] == [
+        ("alice_smith_10001", 3, 3, ""), ("jonesbob_10002", 3, 3, "")]
