@@ -110,7 +110,7 @@ def _graded(course: Path, *, jobs, students, lessons, force, progress, cluster, 
     stop_processes(lambda pid, ppid, env: ppid == 1 and env.get(RUN_ENV) and env.get(WORKER_ENV)
                    and not alive(env[WORKER_ENV]))
     left = remove_dead_scratch()
-    if left and progress:
+    if left:  # said even with -q: it is about the machine, not this run's progress
         print(f"removed what {len(left)} killed run(s) left in {left[0].parent}: {', '.join(p.name for p in left)}",
               file=sys.stderr)
     started = time.time()
