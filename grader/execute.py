@@ -293,7 +293,7 @@ class SafeExecute(Execute):
     def create_kernel_manager(self):
         """Returns a kernel manager; in a sandbox, one whose channels are unix sockets in a
         folder of the kernel's own (the only folder of the grader's the sandbox binds)."""
-        km = _one_context(super().create_kernel_manager())
+        km = super().create_kernel_manager()
         km.client = functools.partial(_bounded_client, km.client)
         if self.sandboxed:
             import tempfile
@@ -336,23 +336,13 @@ class SafeExecute(Execute):
     def _start_spare(self) -> None:
         if self.kernel_name in _SPARES:
             return
-        km = _one_context(self.kernel_manager_class(kernel_name=self.kernel_name, config=self.config))
+        km = self.kernel_manager_class(kernel_name=self.kernel_name, config=self.config)
         try:
             run_sync(km.start_kernel)(extra_arguments=list(self.extra_arguments), **self._launch())
         except Exception as error:  # no spare: the next notebook starts its own kernel
             self.log.warning("Could not start a spare kernel: %s", error)
             return
         _SPARES[self.kernel_name] = km
-
-
-def _one_context(km):
-    """Returns `km` using the process's one zmq context (``zmq.Context.instance()``), not one of its own.
-
-    A kernel manager's own context is destroyed when it is garbage collected, and pyzmq's destroy waits
-    for ever for a socket still open: a worker that started a kernel again after one that did not start
-    hung so, in ``Context.term`` called from the collector. The one context is never collected."""
-    km.context = zmq.Context.instance()
-    return km
 
 
 def _bounded_client(make_client, **kwargs):

@@ -33,6 +33,29 @@ def _blank(path: Path, release: Path, why: str) -> None:
     nbformat.write(nb, path)
 
 
+def _only_files(left_out: list, folder: str, names: list[str]) -> set[str]:
+    """``shutil.copytree``'s ignore: what is not a plain file or folder (a symbolic link, a device, a pipe)
+    is never copied, read or followed, and its name is noted in `left_out`; checkpoints are left out too.
+    A submission's folder is written by students (or an LMS export): a link in it to another student's
+    notebook, the lessons' source or /dev/zero would otherwise be read by the grader."""
+    import os
+    import stat
+
+    skipped = set()
+    for name in names:
+        if name == ".ipynb_checkpoints":
+            skipped.add(name)
+            continue
+        try:
+            mode = os.lstat(os.path.join(folder, name)).st_mode
+        except OSError:
+            mode = 0
+        if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+            skipped.add(name)
+            left_out.append(name)
+    return skipped
+
+
 def stage(course: Path, student: str, lesson: str, *, into: Path, coursedir, blank_all: str = "") -> tuple[list[str], str]:
     """Copies a submission to ``into`` and mends what nbgrader cannot read; returns the problems
     and the fingerprint of what was copied (with the lesson's source), so that a submission
@@ -40,15 +63,18 @@ def stage(course: Path, student: str, lesson: str, *, into: Path, coursedir, bla
     import nbformat
 
     shutil.rmtree(into, ignore_errors=True)
+    left_out: list[str] = []
     shutil.copytree(coursedir.format_path(coursedir.submitted_directory, student, lesson), into,
-                    ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
+                    ignore=functools.partial(_only_files, left_out), symlinks=True)
     release = Path(coursedir.format_path(coursedir.release_directory, ".", lesson))
     source = Path(coursedir.format_path(coursedir.source_directory, ".", lesson))
     staged = digest(into, source)
     expected = lesson_notebooks(course, coursedir)[lesson]
     extra = sorted(p for p in into.glob("*.ipynb") if p.stem not in expected)
-    problems = [f"{path.name} carried the grader's own report in its metadata; it was removed before grading"
-                for path in sorted(into.glob("*.ipynb")) if _without_report(path)]
+    problems = [f"{name} is a symbolic link or not a regular file: left out (the grader, which may run as root, "
+                "never follows one)" for name in left_out]
+    problems += [f"{path.name} carried the grader's own report in its metadata; it was removed before grading"
+                 for path in sorted(into.glob("*.ipynb")) if _without_report(path)]
     for name in expected:
         path, blank = into / f"{name}.ipynb", blank_all
         if not blank and not path.exists():
