@@ -53,9 +53,10 @@ from grader.processes import ChosenWait
 MAX_MESSAGE = 16 * 2**20  # bytes of one message, either way
 MAX_DEPTH = 100  # nesting of containers in one message
 MAX_VALUE = 100_000  # bytes of a global passed as a value when a submission is loaded
-MAX_BIG_INT = 10_000  # hexadecimal digits of an int
+MAX_BIG_INT = 3_500  # hexadecimal digits of an int: under 4,300 decimal digits, so that repr() can show it
 # Work the trusted side does on one message is bounded by these, whatever the other side sends:
 MAX_UNFOLDED = 1_000_000  # items of a value counted as a tree (a container met twice counts twice)
+TEXT_PER_ITEM = 64  # a str or bytes counts one item more for each this many characters (showing it costs them)
 MAX_SAME_HASH = 16  # items of one set, frozenset or dict's keys that share one hash
 _HEADER = struct.Struct(">I")
 KEPT = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Import, ast.ImportFrom, ast.Assign, ast.AnnAssign,
@@ -330,10 +331,13 @@ class _Decoder:
         """Returns the size of a container of `items` counted as a tree (shared containers count each time
         they occur; one being built, met again inside itself, counts 1); raises RemoteProtocolError past
         MAX_UNFOLDED. Hashing, comparing or showing a value costs about this: references between containers
-        let a small message stand for a tree of 2^100 items (a tuple holding the one before it twice)."""
+        let a small message stand for a tree of 2^100 items (a tuple holding the one before it twice), or
+        of 300 megabytes to show (a list holding 300 times one list of a 1 MB string), so text counts by its
+        length (`TEXT_PER_ITEM`)."""
         size = 1
         for item in items:
-            size += self.unfolded.get(id(item), 1)
+            kind = type(item)
+            size += (1 + len(item) // TEXT_PER_ITEM) if kind is str or kind is bytes else self.unfolded.get(id(item), 1)
         if size > MAX_UNFOLDED:
             raise RemoteProtocolError(f"a value of more than {MAX_UNFOLDED:,} items, counting the containers it "
                                       f"holds more than once each time")

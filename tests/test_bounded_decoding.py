@@ -128,3 +128,20 @@ def test_a_check_fails_the_function_with_a_plain_message(sandboxed):
     said = str(failed.value)
     assert "actions(board): answered with something the grader refuses to take" in said
     assert "share one hash" in said and "Traceback" not in said
+
+
+def test_text_shared_many_times_counts_by_its_length():
+    """300 references to one list holding a 1 MB string: about 300 items, but 300 MB to show in a failure
+    message (the grader spent 11 CPU minutes formatting such answers, the student's server 2 s)."""
+    text = "x" * 2**20
+    inner = [text]
+    with pytest.raises(RemoteProtocolError, match="more than 1,000,000 items"):
+        decode(encode([inner] * 300))
+    assert decode(encode([inner] * 3)) == [inner] * 3 and decode(encode(text * 10)) == text * 10  # 10 MB once: fine
+
+
+def test_an_int_too_long_to_show_is_refused():
+    """repr() of an int of more than 4,300 decimal digits raises ValueError: the check could not say what it got."""
+    assert decode(encode(16**3000)) == 16**3000 and repr(decode(encode(16**3000)))
+    with pytest.raises(RemoteProtocolError):
+        decode(encode(16**9999))
