@@ -324,4 +324,11 @@ def summary(outcomes: list[Outcome]) -> str:
         for o in trouble:
             for text in ([f"NOT GRADED: {o.error}"] if o.error else o.problems):
                 lines.append(f"  {o.student} / {o.lesson}: {text}")
-    return "\n".join(lines)
+    return "\n".join(map(printable, lines))
+
+
+def printable(text: str) -> str:
+    """Returns `text` with every character a terminal would act on (escape sequences, carriage returns,
+    bells) written out as in Python (``\\x1b``): what a submission says reaches the instructor's
+    terminal as text, never as a screen cleared or a line overwritten."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)

@@ -328,3 +328,15 @@ def test_the_grader_extras_modules_are_the_grader_extra():
     extra = tomllib.loads((Path(__file__).resolve().parents[1] / "pyproject.toml").read_text())["project"]
     names = {re.match(r"[A-Za-z0-9_]+", spec).group(0).lower() for spec in extra["optional-dependencies"]["grader"]}
     assert set(GRADER_EXTRA) == names
+
+
+def test_what_a_submission_says_reaches_the_terminal_as_text():
+    """A note made of a submission's words (a class name of its own, reached by patching its server) cannot
+    clear the instructor's screen, overwrite a line or set the window's title: it is written out."""
+    from grader.autograde import summary
+    from grader.gradebook import Outcome
+
+    said = "player returned a \x1b[2J\x1b[H\x1b[32mALL GRADES OK\rhonest-bob  tiny 3/3\x07\x1b]0;pwned\x07"
+    table = summary([Outcome("mallory", "tiny", 3, 3, suspicious=[said], problems=["cell said \x1b[2J"])])
+    assert "\x1b" not in table and "\r" not in table and "\x07" not in table
+    assert "\\x1b[2J\\x1b[H\\x1b[32mALL GRADES OK\\rhonest-bob" in table and "mallory / tiny: cell said \\x1b[2J" in table
