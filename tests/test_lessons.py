@@ -452,13 +452,16 @@ def test_a_slip_in_winner_fails_winner_s_visible_tests_only_and_a_message_says_w
     assert set(visible_failures("02-who-won", bug.plant)) == {"winner-tests"}
     both = solution_namespace("02-who-won", edit=lambda source: bug.plant(source).replace("        return -1\n", "        return 1\n"))
     board = both["from_text"]("XX./OOO/X..")
-    with pytest.raises(CheckFailed) as failed:
-        expect(returned(both["utility"], board, why="O has won"), -1, call="utility(board)", kind="int", board=board, why="O has won")
+    with pytest.raises(CheckFailed) as failed:  # as a test cell runs it: in the notebook's namespace, beside its utility
+        exec('expect(returned(utility, board, why="O has won"), -1, call="utility(board)", kind="int", board=board, '
+             'why="O has won")', {**both, "expect": expect, "returned": returned, "board": board})
     message = str(failed.value)
     assert message.startswith("utility(board): O has won\n") and "returned: 1" in message  # its own slip, not winner's
     assert message.endswith("(this test runs your utility with the CS50 winner in place of yours: each function is tested on its own)")
     assert returned(both["winner"], board) == "X"  # the slipped winner itself runs as written: it names the player to move
     assert returned(both["terminal"], board) is True
+    only_winner = solution_namespace("02-who-won", edit=bug.plant)
+    assert returned(only_winner["utility"], board) == -1  # the CS50 winner stood in: O has won (the slipped one says X: 1)
 
 
 def test_a_minimax_with_no_game_over_check_is_told_the_test_s_reason_before_the_error():

@@ -209,6 +209,8 @@ def test_the_proof_holds_for_every_alpha_beta_and_fails_without_its_positions():
                 move = namespace["alphabeta"](ref.from_text(text))
                 assert checks.proves_move(examined.positions, text, 3 * move[0] + move[1]), text
                 assert not checks.proves_move(examined.positions - {text}, text, 3 * move[0] + move[1])
+                chosen = classic.play(text, 3 * move[0] + move[1])  # without the child it chose, no proof of it
+                assert not checks.proves_move(examined.positions - {chosen}, text, 3 * move[0] + move[1])
     positions = set(classic.reachable_positions())
     assert checks.proves_move(positions, "X...O....", 2) and not checks.proves_move({"X...O...."}, "X...O....", 2)
 

@@ -59,7 +59,7 @@ from grader.checks.failures import CheckFailed, cs50_specification, draw, Passed
 from grader.checks.reference import forbidden, public_callables, REFERENCE, reference_allowed
 from grader.checks.student import counting_calls, counting_positions, CS50_FUNCTIONS, Examined, SEARCH_FUNCTIONS, substituted
 from grader.checks.visible import (
-    best_moves, expect, expect_at_most, expect_endings, expect_pruning, expect_raises, legal_only, optimal_actions, prunes, returned, shown,
+    best_moves, expect, expect_endings, expect_pruning, expect_raises, legal_only, optimal_actions, prunes, returned, shown,
 )
 from grader.checks.rules import (
     check_actions, check_initial_state, check_player, check_poss_win, check_result, check_rk_board, check_terminal,
@@ -103,7 +103,6 @@ __all__ = [
     "draw",
     "Examined",
     "expect",
-    "expect_at_most",
     "expect_endings",
     "expect_pruning",
     "expect_raises",

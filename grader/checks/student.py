@@ -284,32 +284,37 @@ CS50_FUNCTIONS = ("initial_state", "player", "actions", "result", "winner", "ter
 
 
 @functools.lru_cache(maxsize=None)
-def _reference_answers() -> dict:
-    """Return the reference's answers on every reachable position, computed once, before any student code runs.
+def _reference_table(name: str) -> dict:
+    """Return the reference's answers of CS50 function `name` on every reachable position (``result``'s by
+    position and square, None for a move not allowed), computed once a process.
 
-    The stand-in helpers answer from this table, so they never call a function a check has
-    switched off (the reference ``utility`` calls the ``winner`` that ``check_winner`` forbids).
+    The stand-in helpers and the spies answer from these tables, each asked for before any student code
+    runs, so they never call a function a check has switched off (the reference ``utility`` calls the
+    ``winner`` that ``check_winner`` forbids). A table is made only when a stand-in or a spy needs it
+    (``result``'s, 49,302 moves, is most of the cost, and lessons 1 and 2 rarely need it).
     """
-    answers: dict = {name: {} for name in CS50_FUNCTIONS}
-    for text in classic.reachable_positions():
-        board = ref.from_text(text)
-        answers["player"][text] = ref.player(board)
-        answers["actions"][text] = frozenset(ref.actions(board))
-        answers["winner"][text] = ref.winner(board)
-        answers["terminal"][text] = ref.terminal(board)
-        answers["utility"][text] = ref.utility(board)
-        answers["minimax"][text] = ref.minimax(board)
-        for square in range(9):
-            try:
-                answers["result"][text, square] = classic.play(text, square)
-            except ValueError:
-                answers["result"][text, square] = None
-    return answers
+    positions = classic.reachable_positions()
+    if name == "result":
+        table: dict = {}
+        for text in positions:
+            for square in range(9):
+                try:
+                    table[text, square] = classic.play(text, square)
+                except ValueError:
+                    table[text, square] = None
+        return table
+    answer = (lambda board: frozenset(ref.actions(board))) if name == "actions" else getattr(ref, name)
+    return {text: answer(ref.from_text(text)) for text in positions}
+
+
+def _reference_answers(*names: str) -> dict:
+    """Return {name: `_reference_table` (name)} for the CS50 functions `names`."""
+    return {name: _reference_table(name) for name in names}
 
 
 def _stand_in(name: str) -> Callable:
-    """Return the reference `name` (a CS50 function) answering from `_reference_answers`."""
-    answers = _reference_answers()
+    """Return the reference `name` (a CS50 function) answering from `_reference_table`."""
+    answers = {} if name == "initial_state" else _reference_answers(name)
 
     def cs50_function(*args: Any) -> Any:
         if name == "initial_state":
@@ -430,6 +435,8 @@ class _Spy:
 
     def __init__(self, name: str, own: Callable, seen: dict) -> None:
         self.name, self.own, self.seen = name, own, seen
+        # the tables `_wrong` reads, made here, before the student's code runs
+        self.answers = {} if name == "initial_state" else _reference_answers("player", "terminal", "result", name)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         text = _text_or_none(args[0]) if args else None
@@ -455,7 +462,7 @@ class _Spy:
             self.seen[self.name] = f"your {self.name} {what} on the board {shown}"
 
     def _wrong(self, got: Any, text: Optional[Text], args: tuple) -> str:
-        answers = _reference_answers()
+        answers = self.answers
         if self.name == "initial_state":
             return "" if got == _board(classic.EMPTY_BOARD) else f"returned {got!r}"
         if text is None or text not in answers["player"]:

@@ -1,4 +1,4 @@
-"""What the lessons' visible tests call: `expect`, `returned`, `expect_raises`, `expect_at_most`,
+"""What the lessons' visible tests call: `expect`, `returned`, `expect_raises`,
 `expect_endings`, `expect_pruning`, `legal_only`, `prunes`, `shown`, `optimal_actions`. A function that hands its
 work to the reference fails here with the hidden check's message.
 """
@@ -139,11 +139,6 @@ def _changed_board(call: str, name: str, what: str, before: Any, after: Any, pic
                  note=_notes(leave_it_as_it_was(name, what), stood_in))
 
 
-# The stand-ins the last `returned` call of each function ran with: `expect`, told about that
-# function's answer next, says so too.
-_STOOD_IN: dict[str, tuple[str, ...]] = {}
-
-
 def returned(function: Callable, board: Any, *args: Any, call: Optional[str] = None, seconds: Optional[float] = SECONDS,
              slow: str = "", drawn: Any = None, what: str = "board", why: str = "") -> Any:
     """Return ``function(board, *args)``, or raise CheckFailed saying what went wrong.
@@ -169,7 +164,6 @@ def returned(function: Callable, board: Any, *args: Any, call: Optional[str] = N
     before = copy.deepcopy(board)
     picture = before if drawn is None else drawn
     helpers = stand_ins(function, getattr(_plain(function), "__name__", name))
-    _STOOD_IN[name] = tuple(helpers)
     stood_in = _stood_in_note(name, helpers)
     namespace = getattr(function, "__globals__", None)
     home = getattr(_plain(function), "__globals__", None)
@@ -326,13 +320,6 @@ def expect_pruning(alphabeta: Callable, *, seconds: float = 10) -> None:
     print(pruning_summary(counts))
 
 
-def expect_at_most(got: int, limit: int, *, what: str, hint: str = "") -> None:
-    """Return None if `got` <= `limit`, else raise CheckFailed: 'what: got, at most limit', and the hint."""
-    __tracebackhide__ = True  # noqa: F841
-    if got > limit:
-        raise _visible(_failure(what, f"{got:,} is more than the limit", [], expected=f"at most {limit:,}", got=f"{got:,}", note=hint, checked=""))
-
-
 def expect(got: Any, expected: Any = None, *, call: str, kind: Optional[str] = None, board: Any = None,
            accept: Optional[Iterable[Any]] = None, why: str = "") -> None:
     """Return None if `got` (what ``call`` returned) is right, else raise CheckFailed.
@@ -344,14 +331,15 @@ def expect(got: Any, expected: Any = None, *, call: str, kind: Optional[str] = N
     """
     __tracebackhide__ = True  # noqa: F841
     name, graded = _graded_as(call)
-    _refuse_visibly(sys._getframe(1).f_globals.get(name), name, graded)
+    function = sys._getframe(1).f_globals.get(name)  # the caller's function of that name: the one `returned` ran
+    _refuse_visibly(function, name, graded)
     if accept is not None:
         accept = list(accept)
         wanted = " or ".join(map(_shown, accept[:6])) + (f" or ... ({len(accept)} in all)" if len(accept) > 6 else "")
     else:
         wanted = _as_board(expected) if kind == "board" else _shown(expected)
     told = _as_board(got) if kind == "board" else _shown(got)
-    stood_in = _stood_in_note(name, _STOOD_IN.get(name, ()))
+    stood_in = _stood_in_note(name, stand_ins(function, name) if callable(function) else {})
     if kind is not None:
         fits, should = KINDS[kind]
         if not fits(got):
