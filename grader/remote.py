@@ -53,7 +53,7 @@ from grader.processes import ChosenWait
 MAX_MESSAGE = 16 * 2**20  # bytes of one message, either way
 MAX_DEPTH = 100  # nesting of containers in one message
 MAX_VALUE = 100_000  # bytes of a global passed as a value when a submission is loaded
-MAX_BIG_INT = 3_500  # hexadecimal digits of an int: under 4,300 decimal digits, so that repr() can show it
+MAX_BIG_INT = 10_000  # hexadecimal digits of an int
 # Work the trusted side does on one message is bounded by these, whatever the other side sends:
 MAX_UNFOLDED = 1_000_000  # items of a value counted as a tree (a container met twice counts twice)
 TEXT_PER_ITEM = 64  # a str or bytes counts one item more for each this many characters (showing it costs them)

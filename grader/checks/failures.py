@@ -240,13 +240,18 @@ def _summary(text: str) -> str:
 
 
 def _shown(value: Any) -> str:
-    """Return repr(value), a set's items sorted so that it reads in a fixed order."""
-    if isinstance(value, (set, frozenset)) and value:
-        try:
-            return "{" + ", ".join(map(repr, sorted(value))) + "}"
-        except TypeError:
-            pass
-    return repr(value)
+    """Return repr(value), a set's items sorted so that it reads in a fixed order; for a value holding an
+    int too long for repr (more than ``sys.get_int_max_str_digits()`` digits), what it is instead."""
+    try:
+        if isinstance(value, (set, frozenset)) and value:
+            try:
+                return "{" + ", ".join(map(repr, sorted(value))) + "}"
+            except TypeError:
+                pass
+        return repr(value)
+    except ValueError:
+        what = f"an int of {value.bit_length():,} bits" if isinstance(value, int) else f"a {type(value).__name__}"
+        return f"<{what}, too long to write out>"
 
 
 def _kind_of(value: Any) -> str:
@@ -256,7 +261,7 @@ def _kind_of(value: Any) -> str:
     if isinstance(value, str):
         return f"the text {value!r}"
     if isinstance(value, (int, float)):
-        return f"the number {value!r}"
+        return f"the number {_shown(value)}"
     if isinstance(value, (list, tuple, set, dict)):
         name = {list: "list", tuple: "tuple", set: "set", dict: "dictionary"}.get(type(value), type(value).__name__)
         return f"a {name} of {_plural_items(len(value))}"
