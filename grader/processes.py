@@ -439,6 +439,7 @@ class ChosenWait:
         self._since: float | None = None  # the wall time counting goes on from; None: not counting
         self._grader = (threading.get_native_id(), 0.0)  # the grader's thread, and its busy seconds then
         self._pending: list[list[float]] = []  # [when, seconds] counted by the last looks, not final yet
+        self._unread = 0.0  # wall seconds counting ran since the last look, left to the next (short operations)
 
     def follow(self, tree) -> None:
         """Watches `tree` from now on (a new process of the same unit: what was counted stays)."""
@@ -462,7 +463,8 @@ class ChosenWait:
         grader's. The sandbox's CPU and wait of the last reading stand for that moment when there is
         one (it did nothing since: it was waiting for the grader), so a short operation costs no
         reading of the sandbox."""
-        self._since = time.monotonic() if when is None else when
+        self._since = (time.monotonic() if when is None else when) - self._unread
+        self._unread = 0.0
         tid = threading.get_native_id()
         self._grader = (tid, self._busy(tid))
         if self._base is None:
@@ -489,10 +491,14 @@ class ChosenWait:
 
     def end(self, *, look: bool = True) -> float:
         """Stops counting, with a last look unless `look` is False or the last look (or the begin) is
-        less than ``SHORT`` seconds old (not worth a reading: the next begin counts from its own
-        time, with this reading's CPU and wait); every count becomes final. Returns ``seconds``."""
-        if look and self._since is not None and time.monotonic() - self._since >= self.SHORT:
-            self.look()
+        less than ``SHORT`` seconds old (not worth a reading: those wall seconds are carried to the
+        next begin, which counts on with this reading's CPU and wait, so many short waits add up as
+        one long one); every count becomes final. Returns ``seconds``."""
+        if look and self._since is not None:
+            if time.monotonic() - self._since >= self.SHORT:
+                self.look()
+            else:
+                self._unread += time.monotonic() - self._since
         self.seconds += sum(seconds for _, seconds in self._pending)
         self._pending.clear()
         self._since = None

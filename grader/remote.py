@@ -1651,17 +1651,18 @@ class Remote:
                     at = reply.get("at")
                     if isinstance(at, list) and len(at) == 2 and all(type(n) is int for n in at):
                         self._at = at
-                    continue
-                if reply.get("op") == "callback":
+                elif reply.get("op") == "callback":
                     self._waits.end()  # the time spent on this side is the grader's
                     self._serve_callback(reply, generation)
                     self._waits.begin()
-                    continue
-                if "too_big" in reply:
-                    raise self._fail(RemoteProtocolError(str(reply.get("error"))[:300]))
-                self._drain_output()
-                self._waits.end()
-                return reply
+                else:
+                    if "too_big" in reply:
+                        raise self._fail(RemoteProtocolError(str(reply.get("error"))[:300]))
+                    self._drain_output()
+                    self._waits.end()
+                    return reply
+            # the limits are looked at every _POLL seconds whatever the server sends meanwhile: a stream of
+            # progress messages or callbacks must not keep the looks away (a thread of the student's can write them)
             now = time.monotonic()
             if now < look:
                 continue

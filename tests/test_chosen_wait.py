@@ -137,3 +137,80 @@ def test_run_limited_counts_chosen_wait(sandbox, tmp_path, request, code, beside
         tree.kill()
         process.wait(timeout=10)
         tree.close()
+
+
+# A student who read grader/remote.py: a thread of its own writes the server's "progress" messages to the
+# grader's pipe every 50 ms while the call spins, so that the grader, busy reading them, never looked at the
+# limits (7.4 CPU s used against a 0.5 s limit after 8 s, neither stopped nor stalled).
+CHATTER = textwrap.dedent(r'''
+    import fcntl, json, os, signal, stat, struct, threading, time
+
+    def spins_and_chatters():
+        body = json.dumps({"op": "progress", "at": [0, 1]}).encode()
+        frame = struct.pack(">I", len(body)) + body
+        pipes = [fd for fd in range(3, 64) if _writes_a_pipe(fd)]
+
+        def chatter():
+            while True:
+                for fd in pipes:
+                    os.write(fd, frame)
+                time.sleep(0.05)
+
+        threading.Thread(target=chatter, daemon=True).start()
+        while True:
+            signal.setitimer(signal.ITIMER_VIRTUAL, 0)  # the server's own timer, switched off
+
+    def _writes_a_pipe(fd):
+        try:
+            return stat.S_ISFIFO(os.fstat(fd).st_mode) and bool(fcntl.fcntl(fd, fcntl.F_GETFL) & os.O_WRONLY)
+        except OSError:
+            return False
+''')
+
+
+def test_messages_the_student_sends_meanwhile_never_keep_the_limits_away(tmp_path, sandbox):
+    from grader.remote import RemoteTimeout
+
+    import threading
+
+    raised: list = []
+
+    def call() -> None:
+        try:
+            with linked.cpu_limit(0.5):
+                linked.namespace()["spins_and_chatters"]()
+        except BaseException as error:  # noqa: BLE001  (what the call ended with, read below)
+            raised.append(error)
+
+    with Remote({"cells": [CHATTER]}, cwd=tmp_path, launcher=sandbox.popen, grace=0.5) as linked:
+        caller = threading.Thread(target=call, daemon=True)
+        caller.start()
+        caller.join(120)  # a liveness bound (the call is stopped after about 1 CPU s), not a grade
+        if caller.is_alive():
+            linked._fail(RuntimeError("the test gave up"))  # ends the server, so that the thread ends
+        assert not caller.is_alive() and raised and isinstance(raised[0], RemoteTimeout), raised
+        assert "stopped from outside" in str(raised[0]) and linked.cpu_seconds() < 5
+
+
+class _OnlySleeps:
+    """A process tree that never computes (what ChosenWait reads of a sandbox that only sleeps)."""
+
+    def cpu_seconds(self) -> float:
+        return 0.0
+
+    def waiting_seconds(self) -> float:
+        return 0.0
+
+
+def test_many_short_waits_add_up_as_one_long_one():
+    """Operations shorter than ChosenWait.SHORT are not read one by one, but their wall time is carried to
+    the next: 300 waits of 7 ms (each a call, or a callback's round trip) count about 2 s, not 0.2 s."""
+    from grader.processes import ChosenWait
+
+    waits = ChosenWait(_OnlySleeps())
+    start = time.monotonic()
+    for _ in range(300):
+        waits.begin()
+        time.sleep(0.007)
+        waits.end()
+    assert waits.seconds >= 0.8 * (time.monotonic() - start) - 0.3, waits.seconds
