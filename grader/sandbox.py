@@ -2,7 +2,7 @@
 
 A sandbox sees the system (``/usr``, ``/etc``, ...) and the Python installation read-only, the packages
 ``ttt`` and ``grader`` read-only (not the project folder around them), a private HOME and /tmp, no
-network, its own pid namespace, no kernel keyrings (a seccomp filter, :func:`keyring_filter`), and
+network, its own pid namespace, no kernel keyrings (a seccomp filter, :func:`refused_calls_filter`), and
 only the folders it is given. Limits: address space, processes,
 file size, open files (rlimits); CPU time and stalls are watched from outside (:class:`Tree`,
 :func:`run_limited`), from a cgroup of the sandbox's own where one can be made (see ``grader.processes``).
@@ -47,7 +47,7 @@ from pathlib import Path
 from grader.course import MEMORY_MB
 from grader.processes import ChosenWait, Cgroup, Descendants, die_with_parent, every_pid, libc_prctl, runqueue_waits
 
-__all__ = ["Limits", "Sandbox", "SandboxUnavailable", "Tree", "available", "keyring_filter", "keyring_program",
+__all__ = ["Limits", "Sandbox", "SandboxUnavailable", "Tree", "available", "refused_calls_filter", "refused_calls_program",
            "remove_folder", "run_limited", "kernel_main"]
 
 HOME = "/home/student"
@@ -76,9 +76,17 @@ KERNEL_ENV_DROPPED = frozenset({"JPY_PARENT_PID", "TTT_GRADER_KERNELS", "TTT_GRA
 # The keyrings are not also cleared when a root sandbox ends: with every keyring call refused, nothing
 # in a later sandbox can reach what a uid's keyrings hold, and clearing them would take a process of
 # the grader's switched to that uid (keyctl acts on the caller's own) at the end of every sandbox.
-KEYRING_CALLS = {  # platform.machine(): (AUDIT_ARCH_* of its system calls, numbers of add_key, request_key, keyctl)
-    "x86_64": (0xC000003E, (248, 249, 250)),
-    "aarch64": (0xC00000B7, (217, 218, 219)),
+#
+# Nor may it change how it is scheduled: a process that lowers its own priority (nice, SCHED_IDLE) or
+# pins threads to one core makes time spent waiting for a core, which the stall rule does not count as
+# chosen (``grader.processes.ChosenWait``), so a sandbox that sleeps could hide its wait behind idle
+# spinners that cost it little CPU. setpriority, sched_setparam, sched_setaffinity and sched_setattr
+# fail with EPERM; sched_setscheduler is allowed only to ask for the ordinary policy (SCHED_OTHER), which
+# libzmq asks for on each of its threads and aborts the kernel if refused.
+REFUSED_CALLS = {  # platform.machine(): (AUDIT_ARCH_* of its system calls, numbers of add_key, request_key,
+    # keyctl; setpriority, sched_setparam, sched_setaffinity, sched_setattr; sched_setscheduler)
+    "x86_64": (0xC000003E, (248, 249, 250, 141, 142, 203, 314), 144),
+    "aarch64": (0xC00000B7, (217, 218, 219, 140, 118, 122, 274), 119),
 }
 X32_CALLS = 0x40000000  # x86_64's x32 calls: the same numbers with this bit, the same architecture
 _BPF_LOAD = 0x20  # BPF_LD | BPF_W | BPF_ABS: load the 32-bit word at offset k of struct seccomp_data
@@ -86,6 +94,8 @@ _BPF_IF_EQUAL, _BPF_IF_AT_LEAST = 0x15, 0x35  # BPF_JMP | BPF_JEQ / BPF_JGE | BP
 _BPF_RETURN = 0x06  # BPF_RET | BPF_K: the verdict k
 _SECCOMP_ALLOW, _SECCOMP_EPERM = 0x7FFF0000, 0x00050000 | 1  # SECCOMP_RET_ALLOW; SECCOMP_RET_ERRNO with errno EPERM
 _NR, _ARCH = 0, 4  # offsets in struct seccomp_data: int nr; __u32 arch; ...
+_POLICY = 24  # ... args[1], its low 32 bits (little-endian): sched_setscheduler's policy
+_SCHED_OTHER = 0
 
 
 def _bpf(code: int, k: int, jt: int = 0, jf: int = 0) -> bytes:
@@ -93,34 +103,37 @@ def _bpf(code: int, k: int, jt: int = 0, jf: int = 0) -> bytes:
     return struct.pack("=HBBI", code, jt, jf, k)
 
 
-def keyring_program(machine: str | None = None) -> bytes | None:
-    """Return the seccomp filter (compiled classic BPF) that refuses the kernel keyrings on `machine`
+def refused_calls_program(machine: str | None = None) -> bytes | None:
+    """Return the seccomp filter (compiled classic BPF) that refuses the kernel keyrings and scheduling changes on `machine`
     (default: this one), or None for a machine it has no numbers for (then no filter is loaded).
 
     A call of another architecture than the machine's own (i386's int 0x80 on x86_64, 32-bit ARM
     on aarch64) is refused whatever it is: its numbers differ, and nothing in a sandbox makes one.
     """
     machine = machine or platform.machine()
-    if machine not in KEYRING_CALLS:
+    if machine not in REFUSED_CALLS:
         return None
-    arch, calls = KEYRING_CALLS[machine]
+    arch, calls, set_policy = REFUSED_CALLS[machine]
     refused = [(_BPF_IF_AT_LEAST, X32_CALLS)] if machine == "x86_64" else []
     refused += [(_BPF_IF_EQUAL, number) for number in calls]
     program = [_bpf(_BPF_LOAD, _ARCH),
                _bpf(_BPF_IF_EQUAL, arch, jt=1),  # the machine's own calls: go on to their number
                _bpf(_BPF_RETURN, _SECCOMP_EPERM),  # another architecture's: refused
                _bpf(_BPF_LOAD, _NR)]
-    for index, (test, number) in enumerate(refused):  # a match jumps over the ones left and ALLOW, to EPERM
-        program.append(_bpf(test, number, jt=len(refused) - index))
-    program += [_bpf(_BPF_RETURN, _SECCOMP_ALLOW), _bpf(_BPF_RETURN, _SECCOMP_EPERM)]
+    for index, (test, number) in enumerate(refused):  # a match jumps over the ones left and the 4 below, to EPERM
+        program.append(_bpf(test, number, jt=len(refused) - index + 3))
+    program += [_bpf(_BPF_IF_EQUAL, set_policy, jf=2),  # any other call: ALLOW
+                _bpf(_BPF_LOAD, _POLICY),
+                _bpf(_BPF_IF_EQUAL, _SCHED_OTHER, jf=1),  # sched_setscheduler(pid, SCHED_OTHER, ...): ALLOW
+                _bpf(_BPF_RETURN, _SECCOMP_ALLOW), _bpf(_BPF_RETURN, _SECCOMP_EPERM)]
     return b"".join(program)
 
 
-def keyring_filter() -> int | None:
-    """Return a file descriptor (close-on-exec) bwrap reads the keyring filter from (``--seccomp FD``),
+def refused_calls_filter() -> int | None:
+    """Return a file descriptor (close-on-exec) bwrap reads the seccomp filter from (``--seccomp FD``),
     the read end of a pipe that holds all of it; None where there is no filter for this machine. The
     caller passes it on (``pass_fds``, or inheritable before exec) and closes its own copy."""
-    program = keyring_program()
+    program = refused_calls_program()
     if program is None:
         return None
     read, write = os.pipe()
@@ -170,7 +183,7 @@ def available() -> str | None:
     if _is_root() and _tool("setpriv") is None:
         return "setpriv is missing (it gives each sandbox a uid of its own when run as root): apt-get install util-linux."
     probe = Sandbox._unchecked()
-    seccomp = keyring_filter()  # the probe loads the filter too: a bwrap that cannot is no sandbox
+    seccomp = refused_calls_filter()  # the probe loads the filter too: a bwrap that cannot is no sandbox
     try:
         done = subprocess.run(probe.command([_tool("true") or "/usr/bin/true"], cwd="/", seccomp=seccomp),
                               preexec_fn=probe._set_limits, pass_fds=() if seccomp is None else (seccomp,),
@@ -352,7 +365,7 @@ class Sandbox:
 
     def command(self, argv: Sequence[str], *, cwd: str | Path, seccomp: int | None) -> list[str]:
         """Return the full command line that runs `argv` in the sandbox with `cwd` as its current folder;
-        `seccomp` is the file descriptor bwrap reads the keyring filter from (:func:`keyring_filter`; it
+        `seccomp` is the file descriptor bwrap reads the seccomp filter from (:func:`refused_calls_filter`; it
         must reach bwrap open), None only where this machine has no filter."""
         bwrap = _tool("bwrap") or "bwrap"
         if self.root:  # no user namespace: setpriv inside needs the root that builds the mounts
@@ -409,7 +422,7 @@ class Sandbox:
             die_with_parent()  # before the limits: a call through ctypes allocates
             self._set_limits()
 
-        seccomp = keyring_filter()
+        seccomp = refused_calls_filter()
         passed = tuple(popen_kwargs.pop("pass_fds", ())) + (() if seccomp is None else (seccomp,))
         try:
             process = subprocess.Popen(self.command(argv, cwd=cwd, seccomp=seccomp), preexec_fn=prepare,
@@ -670,7 +683,7 @@ def kernel_main(args: Sequence[str]) -> None:
     work = run / "work"  # the kernel works in a copy of the notebook's folder: what it writes stays there
     copy_folder(cwd, work)
     sandbox = Sandbox([run], env=env, limits=Limits(memory_mb=options.memory_mb))
-    seccomp = keyring_filter()
+    seccomp = refused_calls_filter()
     if seccomp is not None:
         os.set_inheritable(seccomp, True)  # bwrap, exec'd in this process's place, reads it
     command = sandbox.command(argv, cwd=work, seccomp=seccomp)
@@ -697,9 +710,9 @@ def main(args: Sequence[str] | None = None) -> int:
     if args[:1] == ["check"]:
         reason = available()
         print(reason or "A sandbox can start here.")
-        if reason is None and keyring_program() is None:
+        if reason is None and refused_calls_program() is None:
             print(f"Its processes may use the kernel keyrings: the grader has no seccomp filter for {platform.machine()} "
-                  f"(only for {', '.join(KEYRING_CALLS)}).")
+                  f"(only for {', '.join(REFUSED_CALLS)}).")
         return 0 if reason is None else 1
     print("usage: python -m grader.sandbox kernel CONNECTION_FILE [--memory-mb N] -- ARGV...\n"
           "       python -m grader.sandbox check", file=sys.stderr)

@@ -21,7 +21,7 @@ import pytest
 
 import grader.sandbox as sandbox_module
 import ttt
-from grader.sandbox import (Limits, Sandbox, SandboxUnavailable, Tree, available, keyring_program, remove_folder,
+from grader.sandbox import (Limits, Sandbox, SandboxUnavailable, Tree, available, refused_calls_program, remove_folder,
                             run_limited)
 
 REASON = available()
@@ -400,12 +400,37 @@ def test_no_kernel_keyring_outlives_a_sandbox():
     assert later == {"search": "EPERM"}
 
 
-def test_the_keyring_filter_is_made_for_known_machines_only():
+SCHEDULING = """
+import json, os
+found = {}
+for name, change in [("nice", lambda: os.nice(19)), ("affinity", lambda: os.sched_setaffinity(0, {0})),
+                     ("idle", lambda: os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))),
+                     ("batch", lambda: os.sched_setscheduler(0, os.SCHED_BATCH, os.sched_param(0))),
+                     ("ordinary", lambda: os.sched_setscheduler(0, os.SCHED_OTHER, os.sched_param(0)))]:
+    try:
+        change()
+        found[name] = "changed"
+    except PermissionError:
+        found[name] = "EPERM"
+print(json.dumps(found))
+"""
+
+
+@needs_sandbox
+def test_a_sandbox_cannot_change_how_it_is_scheduled():
+    # at the lowest priority, or pinned to a busy core, its threads would wait for a core instead of
+    # choosing to wait, and the stall rule leaves such waits out; asking for the ordinary policy, as
+    # libzmq does on each of its threads (and aborts the kernel if refused), is allowed
+    assert outcome(SCHEDULING) == {"nice": "EPERM", "affinity": "EPERM", "idle": "EPERM", "batch": "EPERM",
+                                   "ordinary": "changed"}
+
+
+def test_the_seccomp_filter_is_made_for_known_machines_only():
     for machine in ("x86_64", "aarch64"):
-        program = keyring_program(machine)
+        program = refused_calls_program(machine)
         assert program and len(program) % 8 == 0  # whole struct sock_filter instructions
-    assert keyring_program("x86_64") != keyring_program("aarch64")
-    assert keyring_program("riscv64") is None  # no numbers for it: no filter, said by check
+    assert refused_calls_program("x86_64") != refused_calls_program("aarch64")
+    assert refused_calls_program("riscv64") is None  # no numbers for it: no filter, said by check
 
 
 LEAVE = """
