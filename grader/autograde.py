@@ -111,7 +111,7 @@ def _graded(course: Path, *, jobs, students, lessons, force, progress, cluster, 
                    and not alive(env[WORKER_ENV]))
     left = remove_dead_scratch()
     if left:  # said even with -q: it is about the machine, not this run's progress
-        print(f"removed what {len(left)} killed run(s) left in {left[0].parent}: {', '.join(p.name for p in left)}",
+        print(f"removed what {len(left)} killed run(s) left: {', '.join(str(p) for p in left)}",
               file=sys.stderr)
     started = time.time()
     scratch = run_scratch()

@@ -86,6 +86,29 @@ def notebook_limit_message(seconds: float, *, ran: bool) -> str:
             + ("stopped." if ran else "not run."))
 
 
+SOCKET_ROOM = 107  # bytes a unix socket's path may hold (sun_path, less its closing NUL)
+
+
+def kernel_folder() -> Path:
+    """Makes a sandboxed kernel's private folder (its connection file, its unix sockets ``kernel-N``)
+    in the temporary folder, or, where a socket's path there would be too long (a long TMPDIR), in
+    /tmp or /var/tmp, named as a re-check's copies are (``grader.recheck.unit_scratch_prefix``) so
+    that a later run removes it if this process is killed. Raises OSError where no place is short enough."""
+    import tempfile
+
+    from grader.recheck import unit_scratch_prefix
+
+    tried = []
+    for base, prefix in ((None, "k-"), ("/tmp", unit_scratch_prefix()), ("/var/tmp", unit_scratch_prefix())):
+        folder = Path(tempfile.mkdtemp(prefix=prefix, dir=base))
+        if len(os.fsencode(folder / "kernel-9999")) <= SOCKET_ROOM:
+            return folder
+        folder.rmdir()
+        tried.append(str(folder.parent))
+    raise OSError(f"no folder has a path short enough for a kernel's sockets ({SOCKET_ROOM} bytes): "
+                  f"tried {', '.join(tried)}; set TMPDIR to a shorter one")
+
+
 def stop_spares() -> None:
     """Shuts down the spare kernels this process started ahead (its grading is over)."""
     for name in list(_SPARES):
@@ -296,9 +319,7 @@ class SafeExecute(Execute):
         km = super().create_kernel_manager()
         km.client = functools.partial(_bounded_client, km.client)
         if self.sandboxed:
-            import tempfile
-
-            folder = Path(tempfile.mkdtemp(prefix="k-"))
+            folder = kernel_folder()
             self._run_folders.append(folder)
             km.transport = "ipc"
             km.ip = str(folder / "kernel")

@@ -67,13 +67,26 @@ def run_scratch() -> Path:
 
 def remove_dead_scratch(where: Path | None = None) -> list[Path]:
     """Removes (``grader.sandbox.remove_folder``) the scratch folders of grading runs and re-checks whose process is gone (killed,
-    so they could not remove them) from ``where`` (default: the temporary folder); returns them.
+    so they could not remove them) from ``where`` (default: the temporary folder, and /tmp and /var/tmp,
+    where kernels' folders go when its path is too long: ``grader.execute.kernel_folder``); returns them.
     A folder whose process still runs is left alone; as an ordinary user, so is another user's."""
-    from grader.sandbox import remove_folder
-
     names = re.compile(rf"^(?:{re.escape(RUN_SCRATCH)}|{re.escape(UNIT_SCRATCH)})(\d+)-")
     removed = []
-    with os.scandir(where or tempfile.gettempdir()) as entries:
+    # a kernel's folder goes to /tmp or /var/tmp when the temporary folder's path is too long for its sockets
+    places = [where] if where else dict.fromkeys([tempfile.gettempdir(), "/tmp", "/var/tmp"])
+    for place in places:
+        if not os.path.isdir(place):
+            continue
+        removed += _remove_dead_in(place, names)
+    return removed
+
+
+def _remove_dead_in(place, names: re.Pattern) -> list[Path]:
+    """``remove_dead_scratch`` in one folder."""
+    from grader.sandbox import remove_folder
+
+    removed = []
+    with os.scandir(place) as entries:
         for entry in entries:
             found = names.match(entry.name)
             if not found or alive(found.group(1)) or not entry.is_dir(follow_symlinks=False):

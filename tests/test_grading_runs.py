@@ -119,3 +119,26 @@ def test_only_the_scratch_folders_of_dead_processes_are_removed(tmp_path):
     removed = remove_dead_scratch(tmp_path)
     assert sorted(removed) == sorted(folders[:2])
     assert [f.exists() for f in folders] == [False, False, True, True, True]
+
+
+@pytest.mark.sandbox
+def test_a_long_temporary_folder_still_grades_in_a_sandbox_and_leaves_nothing(tmp_path):
+    """A kernel's sockets are unix sockets in a folder of its own, and a socket's path holds 107 bytes:
+    with a TMPDIR longer than that allows, the kernels' folders go to /tmp, and go when the run ends."""
+    from grader.execute import SOCKET_ROOM
+
+    scratch = tmp_path / ("a-long-temporary-folder-" * 4)
+    scratch.mkdir()
+    assert len(str(scratch)) > SOCKET_ROOM - 40  # the run's and kernel's folders inside take more than 40
+    before = set(os.listdir("/tmp"))
+    course = make(tmp_path, ["ann", "ben"])
+    run = grader(course, {**os.environ, "TMPDIR": str(scratch), "PYTHONPATH": str(Path(__file__).parent.parent)},
+                 "autograde", "-q", "--jobs", "2")
+    out, err = run.communicate(timeout=PATIENCE)
+    assert run.returncode == 0, (out, err)
+    assert graded(course) == {"ann", "ben"} and "Traceback" not in err, err
+    scores = gc.grades(course)
+    assert {key: value for key, value in scores.items() if key[0] in ("ann", "ben")} == \
+        {(s, c): p for s in ("ann", "ben") for c, p in {"test_player": 2.0, "test_count_empty": 1.0}.items()}
+    assert os.listdir(scratch) == []
+    assert sorted(name for name in set(os.listdir("/tmp")) - before if name.startswith("ttt-grader-unit-")) == []
