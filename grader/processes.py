@@ -491,14 +491,16 @@ class ChosenWait:
 
     def end(self, *, look: bool = True) -> float:
         """Stops counting, with a last look unless `look` is False or the last look (or the begin) is
-        less than ``SHORT`` seconds old (not worth a reading: those wall seconds are carried to the
-        next begin, which counts on with this reading's CPU and wait, so many short waits add up as
-        one long one); every count becomes final. Returns ``seconds``."""
+        less than ``SHORT`` seconds old (not worth a reading of the sandbox: those wall seconds, less
+        what the grader's thread ran or waited for a core meanwhile, are carried to the next begin,
+        which counts on with this reading's CPU and wait, so many short waits add up as one long
+        one); every count becomes final. Returns ``seconds``."""
         if look and self._since is not None:
             if time.monotonic() - self._since >= self.SHORT:
                 self.look()
-            else:
-                self._unread += time.monotonic() - self._since
+            else:  # carried on less what the grader's thread ran or waited for a core meanwhile (its own file: cheap)
+                busy = self._busy(self._grader[0])
+                self._unread += time.monotonic() - self._since - (busy - self._grader[1])
         self.seconds += sum(seconds for _, seconds in self._pending)
         self._pending.clear()
         self._since = None

@@ -214,3 +214,19 @@ def test_many_short_waits_add_up_as_one_long_one():
         time.sleep(0.007)
         waits.end()
     assert waits.seconds >= 0.8 * (time.monotonic() - start) - 0.3, waits.seconds
+
+
+def test_what_the_grader_computes_in_short_operations_is_never_the_sandboxs_wait():
+    """The grader's own time in an operation (sending, decoding, waiting for a core) is not the
+    sandbox's choice, short operations included: 400 operations of 5 ms that the grader's thread
+    spends computing count no wait (they counted 1.0 s of their 2 s, growing with every call)."""
+    from grader.processes import ChosenWait
+
+    waits = ChosenWait(_OnlySleeps())
+    for _ in range(400):
+        waits.begin()
+        spin = time.thread_time() + 0.005
+        while time.thread_time() < spin:
+            pass
+        waits.end()
+    assert waits.seconds < 0.2, waits.seconds
