@@ -32,7 +32,6 @@ from grader.course import enabled_in
 STUDENT = "me"  # the one student of the temporary course
 OFF = ("your instructor has turned the self-check off for this course: only the visible tests (the ones in "
        "the notebook) can be run before grading; the hidden tests run when your notebook is graded")
-VISIBLE_ONLY = "Only the visible tests ran: the hidden tests (run when your notebook is graded) did not. "
 
 
 PROGRESS = "TTT_CHECK_PROGRESS"  # when set, the check says each step on stderr as it starts: a JSON object a line
@@ -196,7 +195,11 @@ def check_notebook(path: str | Path, *, course: str | Path | None = None, sandbo
         if why is not None:
             raise SandboxUnavailable(f"no sandbox can run your code here: {why} Or check without one: "
                                      "ttt-grader check --no-sandbox NOTEBOOK (your code then runs as you, unsandboxed)")
-    _say("prepare", lesson=lesson, functions=_functions(sources[lesson]))
+    if os.environ.get(PROGRESS):  # the button's check (CheckButton): it ends with the kernel that started it
+        from grader.processes import die_with_parent
+
+        die_with_parent()
+        _say("prepare", lesson=lesson, functions=_functions(sources[lesson]))
     work = Path(tempfile.mkdtemp(prefix="ttt-check-"))
     try:
         root = work / "course"
@@ -459,10 +462,11 @@ class CheckButton:
         threading.Thread(target=self._follow, args=(self.process, path.name), daemon=True).start()
 
     def _follow(self, process, name: str) -> None:
-        """Shows the check's steps with the time taken, every second, then its verdict."""
+        """Shows the check's steps with the time taken, every second, then its verdict. Both of the
+        check's pipes are read as it writes them (a verdict longer than a pipe holds never blocks it)."""
         import threading
 
-        started, said, err, functions = time.monotonic(), ["starting"], [], {}
+        started, said, err, out, functions = time.monotonic(), ["starting"], [], [], {}
 
         def read_steps() -> None:
             for line in process.stderr:
@@ -475,15 +479,21 @@ class CheckButton:
                     functions.update(event.get("functions", {}))
                     said[0] = _progress_line(event, functions)
 
-        reader = threading.Thread(target=read_steps, daemon=True)
-        reader.start()
+        readers = [threading.Thread(target=read_steps, daemon=True),
+                   threading.Thread(target=lambda: out.append(process.stdout.read()), daemon=True)]
+        for reader in readers:
+            reader.start()
         while process.poll() is None:
             minutes, seconds = divmod(int(time.monotonic() - started), 60)
-            self._show(f"Checking {html_escape(name)} with the hidden tests: <b>{html_escape(said[0])}</b> "
-                       f"({minutes}:{seconds:02d} so far)")
+            if getattr(process, "stopped", False):
+                self._show(f"Stopping the check ({minutes}:{seconds:02d}) ...")
+            else:
+                self._show(f"Checking {html_escape(name)} with the hidden tests: <b>{html_escape(said[0])}</b> "
+                           f"({minutes}:{seconds:02d} so far)")
             time.sleep(1)
-        out = process.stdout.read()
-        reader.join(timeout=5)
+        for reader in readers:
+            reader.join(timeout=5)
+        out = "".join(out)
         self.button.disabled, self.stop_button.layout.display = False, "none"
         elapsed = round(time.monotonic() - started)
         if getattr(process, "stopped", False):
@@ -500,29 +510,46 @@ class CheckButton:
                    verdict_html(result))
 
     def stop(self) -> None:
-        """Stops the check: Ctrl-C to it (it stops the processes it started), then ends what is left."""
+        """Stops the check and returns at once: Ctrl-C to it (it stops the processes it started, its
+        sandboxes with them); if it has not ended STOP_GRACE seconds later, it and every process it
+        started are killed. The kernel is never held up meanwhile."""
         import signal
-
-        import psutil
+        import threading
 
         process = self.process
         if process is None or process.poll() is not None:
             return
         process.stopped = True
         try:
-            left = psutil.Process(process.pid).children(recursive=True)
             os.killpg(process.pid, signal.SIGINT)
-            process.wait(timeout=15)
-        except (psutil.NoSuchProcess, ProcessLookupError):
+        except ProcessLookupError:
             return
-        except Exception:  # noqa: BLE001  (it did not stop in time: ended)
-            process.kill()
-            left = []
-        for child in left:
-            try:
-                child.kill()
-            except psutil.NoSuchProcess:
-                pass
+        threading.Thread(target=_end_in_time, args=(process, STOP_GRACE), daemon=True).start()
+
+
+STOP_GRACE = 15  # seconds a stopped check has to end its processes itself
+
+
+def _end_in_time(process, grace: float) -> None:
+    """Waits `grace` seconds for the check `process` to end, then kills it and everything it started."""
+    import subprocess
+
+    import psutil
+
+    try:
+        process.wait(timeout=grace)
+        return
+    except subprocess.TimeoutExpired:
+        pass
+    try:
+        left = psutil.Process(process.pid).children(recursive=True)
+    except psutil.NoSuchProcess:
+        left = []
+    for each in [psutil.Process(process.pid), *left] if process.poll() is None else left:
+        try:
+            each.kill()
+        except psutil.NoSuchProcess:
+            pass
 
 
 def html_escape(text: str) -> str:

@@ -46,6 +46,18 @@ def _scores(course: Path) -> dict:
                 for nb in s.notebooks for g in nb.grades}
 
 
+def _said(course: Path, student: str, lesson: str, notebook: str, cell: str) -> str:
+    """What the autograded notebook's cell `cell` printed (its outputs' text): why it lost points."""
+    path = course / "autograded" / student / lesson / f"{notebook}.ipynb"
+    try:
+        nb = nbformat.read(path, as_version=4)
+    except OSError as error:
+        return f"{path} unreadable: {error}"
+    found = [c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == cell]
+    return "".join(o.get("text", "") or "".join(o.get("traceback", [])) or str(o.get("data", ""))
+                   for c in found for o in c.get("outputs", []))[-3000:]
+
+
 def _burning(count: int):
     """Starts `count` processes that burn a core each; returns them."""
     return [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(count)]
@@ -74,7 +86,8 @@ def test_the_same_grades_on_a_quiet_and_a_loaded_machine(tmp_path):
         for burner in burners:
             burner.kill()
             burner.wait()
-    assert _scores(course) == scores
+    now = _scores(course)
+    assert now == scores, {key: (scores.get(key), now.get(key), _said(course, *key)) for key in scores if now.get(key) != scores[key]}
     assert [(o.student, o.lesson, o.score, o.error) for o in loaded] == [(o.student, o.lesson, o.score, o.error) for o in quiet]
     by_hand = {"05-alpha-beta": 1}  # lesson 5's written answer: graded by a person, not here
     assert all(o.score == o.max_score - by_hand.get(o.lesson, 0) > 0 for o in quiet), \

@@ -36,6 +36,7 @@ HIDDEN_PANELS = ["@jupyter/nbgrader:create-assignment", "@jupyter/nbgrader:formg
                  "@jupyter/nbgrader:course-list", "@jupyter/nbgrader:assignment-list", "@jupyter/nbgrader:menu"]
 OTHER = "other.ipynb"
 CORRECT = f"{LESSON}-correct.ipynb"  # a second notebook, whose kernel must answer while Validate runs
+SLOW = f"{LESSON}-slow.ipynb"  # the correct one with a cell that waits a minute: a check that Stop always interrupts
 
 
 @pytest.fixture(scope="module")
@@ -54,12 +55,15 @@ def student_lab(tmp_path_factory):
     assert any("check_my_work()" in cell.source for cell in slip.cells)  # the lesson's own last cells
     nbformat.write(slip, made / f"{LESSON}.ipynb")
     nbformat.write(filled(released), made / CORRECT)  # Run All reaches its last cell (the slip's stops before)
+    slow = filled(released)
+    slow.cells.insert(1, nbformat.v4.new_code_cell("import time\ntime.sleep(60)  # a slow demonstration"))
+    nbformat.write(slow, made / SLOW)
     home = tmp_path_factory.mktemp("lab")
     patch = pytest.MonkeyPatch()
     patch.setenv("JUPYTER_CONFIG_PATH", str(STUDENT_LAB))  # what `make lab` sets
     try:
         with running_lab(home, notebooks={OTHER: ["print('warm')", "print('answered', 6 * 7)"]},
-                         copies=[made / f"{LESSON}.ipynb", made / CORRECT]) as (url, token, root):
+                         copies=[made / f"{LESSON}.ipynb", made / CORRECT, made / SLOW]) as (url, token, root):
             yield url, token, root, "light", home
     finally:
         patch.undo()
@@ -88,10 +92,10 @@ def run_cell(page, index: int) -> None:
     page.keyboard.press("Shift+Enter")
 
 
-def press_check_my_work(page, lab):
-    """Opens the lesson, runs its last cell and presses its button; returns (that cell, the widget)
+def press_check_my_work(page, lab, name: str = f"{LESSON}.ipynb"):
+    """Opens the lesson (`name`), runs its last cell and presses its button; returns (that cell, the widget)
     once the check says how long it has run."""
-    open_notebook(page, lab, f"{LESSON}.ipynb")
+    open_notebook(page, lab, name)
     last = page.locator(".jp-NotebookPanel .jp-CodeCell").filter(has_text="check_my_work()").last
     last.scroll_into_view_if_needed()
     last.click()
@@ -194,9 +198,13 @@ def test_the_button_shows_progress_then_the_verdict(browser, student_lab):
 
 def test_stop_ends_the_check(browser, student_lab):
     with new_page(browser) as page:
-        _, widget = press_check_my_work(page, student_lab)
+        _, widget = press_check_my_work(page, student_lab, SLOW)
         widget.get_by_text("running your notebook").wait_for(timeout=600_000)  # grading kernels are up
-        assert left_by_kernels(student_lab), "the check started no process"
+        deadline = time.monotonic() + 60  # the notebook's first cell waits a minute: still running
+        while not left_by_kernels(student_lab) and time.monotonic() < deadline:
+            time.sleep(1)
+        assert left_by_kernels(student_lab), (f"the check started no process; on screen: {widget.inner_text()}; "
+                                              f"the server's processes: {_tree(student_lab)}")
         widget.locator("button").filter(has_text="Stop").click()
         widget.get_by_text("Stopped after").wait_for(timeout=60_000)
         shoot(page, ARTIFACTS / "self-check-stopped.png")
@@ -207,15 +215,35 @@ def test_stop_ends_the_check(browser, student_lab):
         assert left_by_kernels(student_lab) == []
 
 
+def _tree(lab) -> list[str]:
+    root = f"--ServerApp.root_dir={lab[2]}"
+    server = next(p for p in psutil.process_iter(["cmdline"]) if root in (p.info["cmdline"] or []))
+    found = []
+    for process in server.children(recursive=True):
+        try:
+            found.append(f"{process.pid}<{process.ppid()} {process.status()} {' '.join(process.cmdline())[:120]}")
+        except psutil.Error as error:
+            found.append(f"{process.pid}: {type(error).__name__}")
+    return found
+
+
 def left_by_kernels(lab) -> list[str]:
-    """The processes that the notebooks' kernels started (the check and all it started), running now."""
+    """The processes that the notebooks' kernels started (the check and all it started), running now
+    (a zombie among them, ended but not yet reaped, is not running)."""
     root = f"--ServerApp.root_dir={lab[2]}"
     server = next(p for p in psutil.process_iter(["cmdline"]) if root in (p.info["cmdline"] or []))
     found = []
     for kernel in server.children():
         try:
-            if "ipykernel_launcher" in " ".join(kernel.cmdline()):
-                found += [" ".join(p.cmdline()) for p in kernel.children(recursive=True)]
-        except psutil.NoSuchProcess:
+            if "ipykernel_launcher" not in " ".join(kernel.cmdline()):
+                continue
+            started = kernel.children(recursive=True)
+        except psutil.Error:
             continue
+        for process in started:
+            try:
+                if process.status() != psutil.STATUS_ZOMBIE:
+                    found.append(" ".join(process.cmdline()))
+            except psutil.Error:
+                continue
     return found
