@@ -54,20 +54,25 @@ def old_cells(copy: Path) -> list[str]:
             "import ttt\nassert ttt.__file__.startswith(sys.path[0]), ttt.__file__"] + CELLS
 
 
+GIVE_UP_MS = 300_000  # a click the page never answers is an error, not a benchmark that never ends
 # Click `selector`, wait until `done` holds, then for the next painted frame; return the ms taken.
-TIMED_CLICK = """async ([selector, done, arg]) => {
+TIMED_CLICK = """async ([selector, done, arg, giveUp]) => {
     const el = document.querySelector(selector);
     const check = new Function('arg', done);
     const t0 = performance.now();
     el.click();
-    await new Promise(resolve => { const tick = () => check(arg) ? resolve() : requestAnimationFrame(tick); tick(); });
+    await new Promise((resolve, reject) => { const tick = () => check(arg) ? resolve()
+        : performance.now() - t0 > giveUp ? reject(new Error(`no answer to a click on ${selector}: ${done}`))
+        : requestAnimationFrame(tick); tick(); });
     await new Promise(resolve => requestAnimationFrame(() => setTimeout(resolve, 0)));
     return performance.now() - t0;
 }"""
 # Wait until `done` holds, then for the next painted frame; return the ms since `t0` (page time).
-TIMED_WAIT = """async ([done, arg, t0]) => {
+TIMED_WAIT = """async ([done, arg, t0, giveUp]) => {
     const check = new Function('arg', done);
-    await new Promise(resolve => { const tick = () => check(arg) ? resolve() : requestAnimationFrame(tick); tick(); });
+    await new Promise((resolve, reject) => { const tick = () => check(arg) ? resolve()
+        : performance.now() - t0 > giveUp ? reject(new Error(`the page never showed it: ${done}`))
+        : requestAnimationFrame(tick); tick(); });
     await new Promise(resolve => requestAnimationFrame(() => setTimeout(resolve, 0)));
     return performance.now() - t0;
 }"""
@@ -79,16 +84,22 @@ def explorer_steps(page, steps: int) -> list[float]:
     """Return the ms of `steps` Step clicks, each to its painted frame."""
     page.locator(".ttt-explorer").first.scroll_into_view_if_needed()
     page.locator(".ttt-explorer .ttt-sentence").first.wait_for()
-    return [page.evaluate(TIMED_CLICK, [".ttt-explorer .ttt-step", SENTENCE_AT, k]) for k in range(1, steps + 1)]
+    return [page.evaluate(TIMED_CLICK, [".ttt-explorer .ttt-step", SENTENCE_AT, k, GIVE_UP_MS]) for k in range(1, steps + 1)]
 
 
 def kernel_steps(page, kernel, steps: int, start: int) -> list[float]:
-    """Return the ms from asking the kernel for the next step to its painted frame, `steps` times."""
+    """Return the ms from asking the kernel for the next step to its painted frame, `steps` times,
+    once the page's `start` Step clicks have reached the kernel (they come as messages)."""
+    deadline = time.monotonic() + GIVE_UP_MS / 1000
+    while py(kernel, "explorer.k") != start:  # both versions name the step shown `k`
+        if time.monotonic() > deadline:
+            raise SystemExit(f"the kernel's explorer is at step {py(kernel, 'explorer.k')}, the page's at {start}")
+        time.sleep(0.05)
     found = []
     for k in range(start + 1, start + steps + 1):
         t0 = page.evaluate("performance.now()")
         kernel.execute("explorer.forward() if hasattr(explorer, 'forward') else explorer.step()", store_history=False)
-        found.append(page.evaluate(TIMED_WAIT, [SENTENCE_AT, k, t0]))
+        found.append(page.evaluate(TIMED_WAIT, [SENTENCE_AT, k, t0, GIVE_UP_MS]))
     return found
 
 
@@ -102,10 +113,13 @@ def board_clicks(page, kernel, clicks: int) -> list[float]:
             time.sleep(0.3)
             continue
         square = next(s for s in (4, 0, 2, 6, 8, 1, 3, 5, 7) if state[s] == ".")
-        found.append(page.evaluate(TIMED_CLICK, [f'.ttt-playable .ttt-square:nth-of-type({square + 1})', MARK_AT, square]))
-        deadline = time.monotonic() + 10
-        while py(kernel, "board.state").count("O") == state.count("O") and time.monotonic() < deadline:
-            time.sleep(0.05)  # the computer's reply, before the next click
+        found.append(page.evaluate(TIMED_CLICK, [f'.ttt-playable .ttt-square:nth-of-type({square + 1})', MARK_AT, square, GIVE_UP_MS]))
+        deadline = time.monotonic() + GIVE_UP_MS / 1000  # the computer's reply, before the next click
+        while (py(kernel, "board.state").count("O") == state.count("O")
+               and not py(kernel, "board.game.is_terminal(board.state)")):
+            if time.monotonic() > deadline:
+                raise SystemExit(f"the computer did not answer the click on square {square} in {GIVE_UP_MS // 1000} s")
+            time.sleep(0.05)
         time.sleep(0.3)
     return found
 
