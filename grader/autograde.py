@@ -154,6 +154,7 @@ def _graded(course: Path, *, jobs, students, lessons, force, progress, cluster, 
                 from grader.sandbox import remove_folder
 
                 remove_folder(scratch)
+            remove_dead_scratch()  # its workers' kernel folders in /tmp, when TMPDIR was too long for their sockets
             restore_environment(saved_env)
     return sorted(outcomes, key=lambda o: (o.student, o.lesson))
 

@@ -1,11 +1,16 @@
-"""Grading runs as an instructor's shell sees them: a second ``ttt-grader autograde`` on a course is
-refused at once, naming the first; the scratch folders of dead runs are removed, those of living ones
-kept. Each command is a real ``python -m grader`` process with a temporary folder of its own (TMPDIR)."""
+"""Grading runs as an instructor's shell sees them, with real nbgrader: a second ``ttt-grader
+autograde`` on a course is refused at once, naming the first; a run stopped by SIGTERM says what
+it finished, leaves no process and no scratch folder, and the next run grades the rest; a run
+killed outright (SIGKILL) leaves its scratch folders, which the next run removes (those of living
+runs are kept). Each run is a real ``python -m grader`` process with a temporary folder of its own
+(TMPDIR), long enough that its kernels' folders go to /tmp."""
 
 from __future__ import annotations
 
 import json
 import os
+import re
+import signal
 import subprocess
 import sys
 import time
@@ -104,6 +109,86 @@ def test_a_second_autograde_is_refused_at_once_naming_the_first(tmp_path, env):
             assert f"`ttt-grader autograde` is already running on {course}: pid {os.getpid()}, since " in err
             assert f"kill {os.getpid()}" in err and "Traceback" not in err
     assert holder(course).get("pid") == os.getpid()  # what the lock file says of its holder
+
+
+def _owner(path: Path) -> int | None:
+    try:
+        return path.stat().st_uid
+    except OSError:
+        return None
+
+
+def _kernel_folders_of(pids: set) -> list[str]:
+    """The folders in /tmp named after one of `pids` (``grader.execute.kernel_folder``'s, for a long TMPDIR)."""
+    return [name for name in os.listdir("/tmp") for pid in pids if name.startswith(f"ttt-grader-unit-{pid}-")]
+
+
+def test_a_run_stopped_by_sigterm_says_what_it_finished_and_the_next_grades_the_rest(course, env, tmp_path):
+    first = grader(course, env, "autograde", "--jobs", "1", "-q")
+    seen: set[int] = set()
+    try:
+        wait_for(lambda: graded(course), PATIENCE, psutil.Process(first.pid), seen)
+        assert list((tmp_path / "tmp").glob(f"{RUN_SCRATCH}{first.pid}-*"))  # its scratch folder, named after it
+        first.send_signal(signal.SIGTERM)
+        out, err = first.communicate(timeout=300)
+    finally:
+        if first.poll() is None:
+            first.kill()
+            first.wait()
+    assert first.returncode == 128 + signal.SIGTERM, (out, err)
+    done = graded(course)
+    said = re.search(r"stopped by SIGTERM: (\d+) submission\(s\) graded and recorded, (\d+) not graded: (.*?)\. ", err)
+    assert said, err
+    assert int(said.group(1)) == len(done) and int(said.group(2)) == len(STUDENTS) - len(done)
+    assert {u.split("/")[0] for u in said.group(3).split(", ")} == set(STUDENTS) - done
+    assert all(re.search(rf"^{s} +3/3$", out, re.M) for s in done), out  # the table of what it finished
+    time.sleep(1)
+    assert living(seen) == []  # its workers, kernels and sandboxes
+    assert list((tmp_path / "tmp").iterdir()) == []  # its scratch folder
+    assert _kernel_folders_of(seen) == []  # those its kernels had in /tmp (TMPDIR is too long for their sockets)
+
+    second = grader(course, env, "autograde", "--jobs", "2", "-q")
+    out, err = second.communicate(timeout=PATIENCE)
+    assert second.returncode == 0, err
+    assert f"3 of 3 submissions graded ({len(STUDENTS) - len(done)} now, {len(done)} unchanged" in out
+    assert {(s, g) for (s, g), score in gc.grades(course).items() if score == {"test_player": 2}.get(g, 1)} == \
+        {(s, g) for s in STUDENTS for g in ("test_player", "test_count_empty")}
+    assert list((tmp_path / "tmp").iterdir()) == []
+
+
+def test_a_killed_runs_scratch_folders_are_removed_by_the_next_run(tmp_path, env):
+    course = make(tmp_path, ["ann"])
+    looping = "def count_empty(board):\n    while True:\n        pass"  # its re-check lasts its CPU limit
+    gc.submit(course, "ben", gc.solved(course, count_empty=looping))
+    scratch = tmp_path / "tmp"
+    alive = scratch / f"{RUN_SCRATCH}{os.getpid()}-running"  # a run that still runs: left alone
+    alive.mkdir()
+    first = grader(course, env, "autograde", "--jobs", "1", "-q")
+    seen: set[int] = set()
+    def units() -> bool:  # the re-check's copy of a unit folder is there, given to its sandbox (as root: its uid's)
+        copies = list(scratch.glob(f"{RUN_SCRATCH}{first.pid}-*/tmp-*/ttt-grader-unit-*"))
+        return any(os.geteuid() != 0 or _owner(copy) not in (0, None) for copy in copies)
+
+    try:  # killed while the re-check's copy of a unit folder is there, in its sandbox
+        wait_for(units, PATIENCE, psutil.Process(first.pid), seen)
+        first.send_signal(signal.SIGKILL)
+        first.wait(timeout=60)
+    finally:
+        if first.poll() is None:
+            first.kill()
+            first.wait()
+    [left] = scratch.glob(f"{RUN_SCRATCH}{first.pid}-*")
+    if os.geteuid() == 0:  # as root, each sandbox has a uid of its own, and its folder is that uid's
+        assert any(p.stat().st_uid != 0 for p in left.rglob("*")), "a sandbox's folder"
+    second = grader(course, env, "autograde", "--jobs", "2", "-q")
+    out, err = second.communicate(timeout=PATIENCE)
+    assert second.returncode == 0, err
+    assert "2 of 2 submissions graded" in out
+    assert f"removed what " in err and str(left) in err
+    assert not left.exists() and alive.is_dir()
+    assert sorted(p.name for p in scratch.iterdir()) == [alive.name]
+    assert living(seen) == []
+    assert _kernel_folders_of(seen) == []
 
 
 def test_only_the_scratch_folders_of_dead_processes_are_removed(tmp_path):
