@@ -80,6 +80,14 @@ def stall_message(seconds: float, *, ran: bool) -> str:
             "something that never came), the most a notebook may: this cell was " + ("stopped." if ran else "not run."))
 
 
+def waited_note(where: str) -> str:
+    """Returns the note for the instructor (the autograde summary's suspicious list) on a unit ended
+    because its code waited without computing for the whole allowance: rarely a slip (a sleep left
+    in), often code that holds a grading worker on purpose, computing a little now and then."""
+    return (f"{where} waited without computing for the unit's whole allowance: a sleep left in the code, or code "
+            "that holds a grading worker on purpose (computing a little now and then); graded on what finished")
+
+
 def notebook_limit_message(seconds: float, *, ran: bool) -> str:
     """Returns what a student is told about a cell stopped or skipped at the notebook's limit."""
     return (f"The notebook ran past its time limit ({seconds:g} seconds of CPU time in all): this cell was "

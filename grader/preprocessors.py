@@ -263,6 +263,7 @@ class Recheck(NbGraderPreprocessor):
     def _judged(self, cell, verdict, report: dict) -> None:
         """Writes a test cell's verdict (``grader.recheck.Verdict``) into its outputs, and what it
         means into the report."""
+        from grader.execute import waited_note
         from grader.recheck import OUT_OF_TIME
         from grader.remote import STALLED_WORDS
 
@@ -274,6 +275,8 @@ class Recheck(NbGraderPreprocessor):
             waited = verdict.evalue.splitlines()[0] if STALLED_WORDS in verdict.evalue else ""  # RemoteStalled's
             report["problems"].append(f"test cell {grade_id}" + (f": {waited[:300]}" if waited else
                                       f" timed out: it used more than its {self.timeout:g} s of CPU time"))
+            if waited:
+                report["suspicious"].append(waited_note(f"test cell {grade_id}, re-checked apart,"))
         # the hidden checks run here only (the kernel never sees them): their failure is no sign of cheating
         if not verdict.passed and kernel_passed and not verdict.hidden and verdict.ename != OUT_OF_TIME:
             report["suspicious"].append(f"cell {grade_id} passed in the notebook but fails when re-checked apart: {verdict.message}")

@@ -230,7 +230,9 @@ def read_report(folder: Path) -> dict:
     import nbformat
     from nbgrader.utils import is_grade
 
+    from grader.execute import NOTEBOOK_LIMIT, waited_note
     from grader.preprocessors import RECHECK_REPORT
+    from grader.remote import STALLED_WORDS
 
     report = {"problems": [], "suspicious": [], "unserved": "", "failed": ""}
     for path in sorted(Path(folder).glob("*.ipynb")):
@@ -245,6 +247,9 @@ def read_report(folder: Path) -> dict:
                         report["problems"].append(f"cell {where} {scored}" + (f" ({message[0][:160]})" if message else ""))
                     else:
                         report["problems"].append(f"cell {where}: {output.ename}" + (f": {message[0][:160]}" if message else ""))
+                    stopped = (output.evalue or "").strip().endswith("stopped.")  # the cell it ended in, not those after
+                    if output.ename == NOTEBOOK_LIMIT and STALLED_WORDS in (output.evalue or "") and stopped:
+                        report["suspicious"].append(waited_note(f"cell {where}"))
                 elif output.output_type == "stream" and "output truncated" in output.text.lower():
                     report["problems"].append(f"cell {where}: output truncated")
         found = nb.metadata.pop(RECHECK_REPORT, None)

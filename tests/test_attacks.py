@@ -644,14 +644,15 @@ ATTACKERS = {
                            {"test_player": 0, "test_count_empty": 1}, True),
     "a16-leaves": (LEAVES, _function("player", PLAYER_BODY, attack="_leave"), COUNT, FULL, True),
     # waits, computing a little now and then: the unit is ended once its waits add up to the stall allowance
-    "a13-duty-kernel": (DUTY_KERNEL, PLAYER, COUNT, {"test_player": 2, "test_count_empty": 0}, False),
+    "a13-duty-kernel": (DUTY_KERNEL, PLAYER, COUNT, {"test_player": 2, "test_count_empty": 0}, True),
     "a14-duty-recheck": (DUTY_RECHECK, _function("player", PLAYER_BODY, attack="_duty_recheck"), COUNT,
-                         {"test_player": 0, "test_count_empty": 0}, False),
+                         {"test_player": 0, "test_count_empty": 0}, True),
 }
 # Which attacks the grader can see (b): a forged verdict is a notebook whose cells pass where its
 # definitions fail; a flipped switch or a lying value reaches the grader as a value that is not
 # plain data; writes, deletes, reads, other kernels, forks, detached children and new processes
-# show in the submission's code (what it reaches for); a reply the grader refuses to rebuild is told.
+# show in the submission's code (what it reaches for); a reply the grader refuses to rebuild is told;
+# a unit ended for waiting without computing is noted (its code held a worker).
 # A flood is no cheat: the autograde table
 # lists its output as cut short.
 HONEST = {"honest-ann": (PLAYER, COUNT + f"\n# {FRIEND_MARK}\n", FULL), FRIEND: (WRONG_PLAYER, COUNT, {"test_player": 0, "test_count_empty": 1})}
@@ -1163,4 +1164,5 @@ def test_a_low_duty_cycle_ends_its_unit_for_waiting(graded, student, said):
     outcome = graded["outcomes"][student]
     assert _scores(graded, student) == ATTACKERS[student][3] and not outcome.error, outcome
     assert any(problem.startswith(said) for problem in outcome.problems), outcome.problems
+    assert any("waited without computing for the unit's whole allowance" in note for note in outcome.suspicious), outcome
     assert graded["left"] == {"marked": [], "high-uid": []}

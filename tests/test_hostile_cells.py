@@ -149,6 +149,7 @@ def test_a_notebook_that_dawdles_is_stopped_at_its_limit(hostile):
     dawdler = next(o for o in outcomes if o.student == "dawdler")
     assert any("NotebookTimeLimit" in p and f"spent {IDLE_LIMIT} seconds waiting without computing" in p
                for p in dawdler.problems), dawdler.problems
+    assert len(dawdler.suspicious) == 1 and "waited without computing for the unit's whole allowance" in dawdler.suspicious[0]
     assert not dawdler.error
 
 
