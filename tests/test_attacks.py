@@ -69,7 +69,7 @@ FRIEND_MARK = "FRIEND-MARK-7f3a"  # in the honest student's notebook only
 SOLUTION_MARK = "### BEGIN SOLUTION"  # only in the lessons' source notebooks
 SECRETS = (gc.HIDDEN_MARK, FRIEND_MARK, SOLUTION_MARK)
 CELL_LIMIT, NOTEBOOK_LIMIT = 5, 60
-GRADING_BUDGET = 240  # seconds of wall time for the class: a sleeping unit is ended by the stall detector
+GRADING_BUDGET = 1800  # wall seconds: the class ends (a sleeping unit is ended by the stall rule); liveness, not speed
 WORKER_GROWTH_MB = 350  # how much more than the grader's own a worker or the grader may hold
 FRIEND = "honest-bob"
 
