@@ -270,8 +270,12 @@ def grade_remote(bundle: bytes, student: str, lesson: str, files: dict[str, byte
         if _ready_for != (course, settings):
             execute.stop_spares()  # a spare kernel started for another run has that run's settings
             # as autograde() sets up a local run: kernels in private folders, the course read-only
-            # short: the kernels' unix sockets live in there (a socket's path has room for 107 bytes)
-            scratch = Path(tempfile.gettempdir()) / f"ttt-grader-kernels-{os.getpid()}"
+            # named as a re-check's copies are, so that a later run removes it once this worker is gone
+            # (grader.worker.remove_dead_scratch); where its path is too long for the kernels' unix
+            # sockets, their folders go to /tmp (grader.execute.kernel_folder)
+            from grader.recheck import unit_scratch_prefix
+
+            scratch = Path(tempfile.gettempdir()) / f"{unit_scratch_prefix()}kernels"
             scratch.mkdir(exist_ok=True)
             scratch.chmod(0o711)  # a sandbox's folders inside are bound from here
             grading_environment(course, scratch=scratch, run=course.parent.name, sandbox=settings.sandbox,
