@@ -543,12 +543,13 @@ def _end_in_time(process, grace: float) -> None:
         pass
     try:
         left = psutil.Process(process.pid).children(recursive=True)
-    except psutil.NoSuchProcess:
+    except psutil.Error:
         left = []
-    for each in [psutil.Process(process.pid), *left] if process.poll() is None else left:
+    process.kill()  # nothing once it has ended and been reaped
+    for each in left:
         try:
             each.kill()
-        except psutil.NoSuchProcess:
+        except psutil.Error:
             pass
 
 
