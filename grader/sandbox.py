@@ -334,7 +334,10 @@ class Sandbox:
             elif os.path.isdir(folder):
                 options += ["--ro-bind", folder, folder]
                 bound.append(folder)
-        options += ["--ro-bind", "/etc", "/etc", "--proc", "/proc", "--dev", "/dev",
+        # /proc read-only: a process could otherwise lower its own session's share of the machine by
+        # writing /proc/self/autogroup (no system call to refuse), and its waits for a core, which it
+        # chose, would count as the machine's load (grader.processes.ChosenWait)
+        options += ["--ro-bind", "/etc", "/etc", "--proc", "/proc", "--remount-ro", "/proc", "--dev", "/dev",
                     "--perms", "1777", "--size", size, "--tmpfs", "/tmp",
                     "--perms", "1777", "--size", size, "--tmpfs", "/dev/shm",
                     "--perms", "0755", "--size", size, "--tmpfs", "/home",
