@@ -135,6 +135,7 @@ def _run(path: str, name: str, out: str, note: str, cpu_seconds: str, mode: str 
 
     from grader import checks
     from grader.checks import failures, student
+    from grader.checks.reference import graded_kinds
     from grader.remote import Remote
 
     seconds = float(cpu_seconds)
@@ -156,7 +157,7 @@ def _run(path: str, name: str, out: str, note: str, cpu_seconds: str, mode: str 
         from grader.recheck import student_launcher
 
         launcher = student_launcher(memory_mb=MEMORY_MB, under=Path(out).parent)
-    remote = Remote({"file": "tictactoe.py"}, launcher=launcher, cwd=folder)  # the sandbox works in a copy of the folder
+    remote = Remote({"file": "tictactoe.py", "traps": graded_kinds(FUNCTIONS)}, launcher=launcher, cwd=folder)  # the sandbox works in a copy of the folder
     try:
         try:
             remote.start()

@@ -176,13 +176,16 @@ def judge(submitted: list[dict], lesson: list[dict], *, folder: Path, timeout: f
     and its own cells run here; its answers never run); returns ({grade id: Verdict}, suspicious
     notes). Nothing of the submission runs here: its definitions are loaded into a student server
     (``launcher`` starts it, in the sandbox), and no test cell's source is taken from it."""
+    from grader.checks.reference import graded_kinds
     from grader.remote import Remote, RemoteFailure, SandboxNotStarted, python_source
 
     tests = {c["meta"].get("grade_id"): c["source"] for c in lesson if is_test(c["meta"])}
     handed = _handed(lesson)
     # the submission's own cells (not its test cells: those are the grader's, and run here)
     cells = [c["source"] for c in submitted if not is_test(c["meta"])]
-    remote = Remote({"cells": cells, "cpu": timeout}, launcher=launcher, cwd=Path(folder), handed=handed,
+    load = {"cells": cells, "cpu": timeout, "traps": graded_kinds(_answered(lesson) + _answered(submitted)),
+            "handed": [where.split(":") for where in handed.values()]}
+    remote = Remote(load, launcher=launcher, cwd=Path(folder), handed=handed,
                     stall_seconds=stall_seconds)
     notes = _reaching(submitted, lesson)
     verdicts: dict[str, Verdict] = {}
@@ -219,11 +222,12 @@ def judge(submitted: list[dict], lesson: list[dict], *, folder: Path, timeout: f
     return verdicts, list(dict.fromkeys(notes))
 
 
-def _handed(lesson: list[dict]) -> set[str]:
-    """The names the lesson's own cells import from the package: the functions handed to the student."""
+def _handed(lesson: list[dict]) -> dict[str, str]:
+    """The names the lesson's own cells import from the package (the functions handed to the
+    student), each with the module it comes from."""
     from grader.remote import python_source
 
-    names: set[str] = set()
+    names: dict[str, str] = {}
     for cell in lesson:
         if cell["meta"].get("solution") or is_test(cell["meta"]):
             continue
@@ -233,7 +237,19 @@ def _handed(lesson: list[dict]) -> set[str]:
             continue
         for node in ast.walk(tree):
             if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] in ("ttt", "grader"):
-                names.update(alias.asname or alias.name for alias in node.names)
+                names.update((alias.asname or alias.name, f"{node.module}:{alias.name}") for alias in node.names)
+    return names
+
+
+def _answered(lesson: list[dict]) -> list[str]:
+    """The functions the lesson's solution cells define: what the student writes."""
+    from grader.remote import python_source
+
+    names = []
+    for cell in lesson:
+        if cell["meta"].get("solution"):
+            with contextlib.suppress(SyntaxError):
+                names += [node.name for node in ast.parse(python_source(cell["source"])).body if isinstance(node, ast.FunctionDef)]
     return names
 
 

@@ -692,14 +692,33 @@ class _Server:
             return {"error": "a submission is loaded already"}
         self.load_message = message
         cpu = message.get("cpu")
-        if isinstance(message.get("cells"), list):
-            skip = {tuple(at) for at in message.get("skip", []) if isinstance(at, list) and len(at) == 2}
-            reply = self._load_cells([c for c in message["cells"] if isinstance(c, str)], cpu, skip)
-        elif isinstance(message.get("file"), str):
-            reply = self._load_file(message["file"], cpu)
-        else:
-            return {"error": "load needs cells or file"}
+        with self._load_trapped(message.get("traps"), message.get("handed")):
+            if isinstance(message.get("cells"), list):
+                skip = {tuple(at) for at in message.get("skip", []) if isinstance(at, list) and len(at) == 2}
+                reply = self._load_cells([c for c in message["cells"] if isinstance(c, str)], cpu, skip)
+            elif isinstance(message.get("file"), str):
+                reply = self._load_file(message["file"], cpu)
+            else:
+                return {"error": "load needs cells or file"}
         return reply | {"names": self._names()}
+
+    @staticmethod
+    def _load_trapped(kinds: Any, handed: Any) -> Any:
+        """Returns the block the definitions load in: the references of the checks `kinds` switched
+        off (``load_traps``), except what the functions `handed` ([module, name] pairs) reach."""
+        if not isinstance(kinds, list) or not kinds:
+            return contextlib.nullcontext()
+        import importlib
+
+        from grader.checks.reference import _reference_off, load_traps
+
+        objects = []
+        for pair in handed if isinstance(handed, list) else []:
+            if isinstance(pair, list) and len(pair) == 2 and all(isinstance(p, str) for p in pair) \
+                    and pair[0].split(".")[0] in _PACKAGES:
+                with contextlib.suppress(Exception):
+                    objects.append(getattr(importlib.import_module(pair[0]), pair[1]))
+        return _reference_off(load_traps([k for k in kinds if isinstance(k, str)], objects))
 
     def _load_cells(self, cells: list[str], cpu: Any, skip: Collection[tuple] = ()) -> dict:
         namespace = self.namespace = {"__name__": "__main__", "__builtins__": builtins}
@@ -782,7 +801,9 @@ class _Server:
         if self.file is None:
             return {"error": "reload is for a .py file"}
         cpu = message.get("cpu", self.load_message.get("cpu"))
-        return self._run_file(cpu) | {"names": self._names()}
+        with self._load_trapped(self.load_message.get("traps"), self.load_message.get("handed")):
+            reply = self._run_file(cpu)
+        return reply | {"names": self._names()}
 
     def _names(self) -> list[dict]:
         """Registers the namespace's callables (ids in namespace order) and returns each name's

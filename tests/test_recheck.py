@@ -156,3 +156,47 @@ def test_a_test_cells_source_comes_from_the_lesson_never_from_the_submission(tmp
     nbformat.write(submitted, path)
     verdicts, _ = run(path, lesson=release, timeout=30, launcher=student_launcher(under=tmp_path))
     assert verdicts["plays"].passed and "TTT_FORGED" not in os.environ
+
+
+COPIES_THE_REFERENCE = '''\
+import functools, types
+import ttt.games.classic as _rules
+
+def _copy(value, namespace):  # a new function from the reference's own code, made while loading
+    function = getattr(value, "__wrapped__", value)
+    if not isinstance(function, types.FunctionType) or function.__closure__:
+        return value
+    copied = types.FunctionType(function.__code__.replace(), namespace, "copied", function.__defaults__)
+    return functools.lru_cache(maxsize=None)(copied) if hasattr(value, "cache_info") else copied
+
+def _copies():
+    found = {"__builtins__": __builtins__}
+    found.update({name: _copy(value, found) for name, value in vars(_rules).items() if not name.startswith("__")})
+    return found
+
+_solve = _copies()["solve"]  # an assignment: what the re-check loads
+
+def minimax(board):
+    cells = "".join("." if c is None else c for row in board for c in row)
+    return None if _solve(cells)[1] is None else divmod(_solve(cells)[1], 3)
+'''
+
+
+@pytest.mark.parametrize("definitions", [
+    COPIES_THE_REFERENCE,
+    # the reference's private helper, called as it is
+    "from ttt.games.classic import _negamax, is_terminal\n\ndef minimax(board):\n"
+    "    cells = [c for row in board for c in row]\n"
+    "    if is_terminal(''.join('.' if c is None else c for c in cells)):\n"
+    "        return None\n"
+    "    xs = sum(1 << i for i, c in enumerate(cells) if c == 'X')\n"
+    "    os = sum(1 << i for i, c in enumerate(cells) if c == 'O')\n"
+    "    square = _negamax(xs, os)[1] if cells.count('X') == cells.count('O') else _negamax(os, xs)[1]\n"
+    "    return None if square is None else divmod(square, 3)\n",
+], ids=["copied-at-load", "private-helper"])
+def test_the_reference_copied_while_loading_or_reached_through_its_helper_is_refused(tmp_path, definitions):
+    path, release = notebook(tmp_path, definitions,
+                             {"solves": "from grader.checks import check_minimax\n_ = check_minimax(minimax)"})
+    verdict = run(path, lesson=release, timeout=30, launcher=student_launcher(under=tmp_path))[0]["solves"]
+    assert not verdict.passed and "the reference solution this lesson asks you to write yourself" in verdict.evalue, \
+        verdict.evalue

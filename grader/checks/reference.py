@@ -12,7 +12,7 @@ import contextlib
 import functools
 import sys
 import types
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from ttt import search
 from ttt.agents import classic as ref_players
@@ -190,6 +190,18 @@ def _derived(kind: str, modules: frozenset) -> tuple[dict[int, Any], tuple[Any, 
         references.update((id(_plain(m)), _plain(m)) for m in members)
     everything = _everything()
     uses = {id(f): {id(_plain(u)) for u in _uses(f)} for f in everything}
+    users: dict[int, set[int]] = {}
+    for f in everything:
+        for used in uses[id(f)] - {id(f)}:
+            users.setdefault(used, set()).add(id(f))
+    grown = True
+    while grown:  # a reference's private helpers (``classic._negamax``, ``search._Searcher.minimax``) compute it too
+        grown = False
+        for f in everything:
+            if (id(f) not in references and isinstance(f, types.FunctionType) and users.get(id(f))
+                    and users[id(f)] <= references.keys() and any(p.startswith("_") for p in f.__qualname__.split("."))):
+                references[id(f)] = f
+                grown = True
     found = dict(references)
     found.update((id(f), f) for f in everything if f.__module__.split(".")[0] == "grader")  # the grader is no course material
     grown = True
@@ -227,6 +239,35 @@ def _forbidden_objects(kind: str) -> list[Callable]:
     """Return the functions switched off while a student's function runs: the check's
     references, and the forbidden functions behind a cache (which could answer without them)."""
     return list(_derived(kind, _modules_key())[1])
+
+
+def graded_kinds(names: Iterable[str]) -> list[str]:
+    """Return the checks (`REFERENCE`'s keys) that grade functions of these names, sorted."""
+    return sorted({_KIND_OF_NAME.get(name, name) for name in names} & REFERENCE.keys())
+
+
+def load_traps(kinds: Iterable[str], handed: Iterable[Any] = ()) -> list[Callable]:
+    """Return the functions switched off while a submission's definitions load, for checks of
+    `kinds`: each check's `_forbidden_objects`, but none that a function the lesson hands the
+    student (`handed`) reaches, so handed functions work while the definitions load.
+
+    A function copied while it is switched off (a new function made from its code object, at load
+    time) copies the trap: it cannot escape the checks' traps under another identity. A check's
+    traps are switched on again around each call.
+    """
+    reached: set[int] = set()
+    stack = [_plain(h) for h in handed]
+    while stack:
+        f = stack.pop()
+        if id(f) in reached:
+            continue
+        reached.add(id(f))
+        stack.extend(_plain(u) for u in _uses(f))
+    found: dict[int, Callable] = {}
+    for kind in kinds:
+        if kind in REFERENCE:
+            found.update((id(f), f) for f in _forbidden_objects(kind) if id(f) not in reached)
+    return list(found.values())
 
 
 @contextlib.contextmanager
