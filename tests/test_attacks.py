@@ -1,8 +1,9 @@
-"""The adversary's tests of the grader's sandbox: one class graded once, one student per attack.
+"""The adversary's tests of the grader's sandbox: one class, one student per attack, graded on a
+quiet machine and again beside 4 x cores CPU burners, with the same grades.
 
 The attacker has read the grader's source and knows every name, key, frame, file and path it
 uses. The class is the tiny course of ``grading_course`` (``test_player`` 2 points, the hidden
-``check_player``; ``test_count_empty`` 1 point, plain asserts), graded once with two workers,
+``check_player``; ``test_count_empty`` 1 point, plain asserts), graded with two workers,
 then ``feedback`` and ``export`` as the README says. Two honest students (one fully right, one
 with a wrong ``player``: the "friend" the attacks try to help) must keep their grades; each
 attacker must score exactly what its real functions earn; no file outside the unit may change;
@@ -49,6 +50,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 import grading_course as gc  # noqa: E402
+from machine_load import cpu_burners  # noqa: E402
 
 import grader.autograde  # noqa: E402
 from grader.kernel import KERNEL_NAME  # noqa: E402
@@ -869,13 +871,14 @@ class _Memory(threading.Thread):
 # -- the class, graded once ---------------------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def graded(tmp_path_factory):
+@pytest.fixture(scope="module", params=["quiet", "loaded"])
+def graded(request, tmp_path_factory):
     """The class graded once (two workers), then feedback and export; the snapshots taken before
-    and after, the memory seen, how long grading took."""
+    and after, the memory seen, how long grading took. Twice: on a quiet machine, and beside 4 x
+    cores CPU burners (``loaded``), with the same expected grades, notes and leftovers."""
     from grader.cli import main
 
-    root = tmp_path_factory.mktemp("attacks")
+    root = tmp_path_factory.mktemp(f"attacks-{request.param}")
     course = gc.make_course(root / "course", timeout=CELL_LIMIT)
     attackers = _chosen()
     for student, (player, count, _) in HONEST.items():
@@ -889,8 +892,9 @@ def graded(tmp_path_factory):
     memory.start()
     start = time.monotonic()
     try:
-        outcomes = {o.student: o for o in grader.autograde.autograde(
-            course, jobs=2, notebook_timeout=NOTEBOOK_LIMIT, progress=False)}
+        with cpu_burners(per_core=4 if request.param == "loaded" else 0):
+            outcomes = {o.student: o for o in grader.autograde.autograde(
+                course, jobs=2, notebook_timeout=NOTEBOOK_LIMIT, progress=False)}
         seconds = time.monotonic() - start
         memory.stop.set()
         feedback_code = main(["feedback", "--course", str(course)])

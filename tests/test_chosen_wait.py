@@ -6,8 +6,6 @@ allowance; code that computes flat out is never ended by it, however busy the ma
 
 from __future__ import annotations
 
-import os
-import subprocess
 import sys
 import textwrap
 import time
@@ -16,6 +14,7 @@ import pytest
 
 from grader.remote import Remote, RemoteStalled
 from grader.sandbox import Sandbox, Tree, available, run_limited
+from machine_load import cpu_burners
 
 CODE = textwrap.dedent('''
     import time
@@ -57,11 +56,8 @@ def sandbox(tmp_path):
 @pytest.fixture
 def burners():
     """Four CPU burners per core beside the test (killed after it)."""
-    started = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(4 * (os.cpu_count() or 1))]
-    yield started
-    for process in started:
-        process.kill()
-        process.wait()
+    with cpu_burners() as started:
+        yield started
 
 
 def test_a_low_duty_cycle_is_ended_over_several_calls(tmp_path, sandbox):

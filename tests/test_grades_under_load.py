@@ -9,10 +9,7 @@ minimax in lesson 4 (deep copies, no pruning, no memo: the slowest honest soluti
 
 from __future__ import annotations
 
-import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import nbformat
@@ -21,6 +18,7 @@ import pytest
 from grader.autograde import autograde
 from grader.course import lesson_path
 from grader.course_ops import release
+from machine_load import cpu_burners
 
 pytestmark = pytest.mark.slow
 
@@ -58,11 +56,6 @@ def _said(course: Path, student: str, lesson: str, notebook: str, cell: str) -> 
                    for c in found for o in c.get("outputs", []))[-3000:]
 
 
-def _burning(count: int):
-    """Starts `count` processes that burn a core each; returns them."""
-    return [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(count)]
-
-
 def test_the_same_grades_on_a_quiet_and_a_loaded_machine(tmp_path):
     from grader.cs50file import check_file
 
@@ -78,14 +71,9 @@ def test_the_same_grades_on_a_quiet_and_a_loaded_machine(tmp_path):
     assert [o.error for o in quiet] == [""] * 2
     scores = _scores(course)
     checked = [(r.function, r.passed, r.broken_by) for r in check_file(NAIVE, functions=("minimax",))]
-    burners = _burning(4 * (os.cpu_count() or 1))
-    try:
+    with cpu_burners():
         loaded = autograde(course, jobs=2, force=True, progress=False)
         checked_loaded = [(r.function, r.passed, r.broken_by) for r in check_file(NAIVE, functions=("minimax",))]
-    finally:
-        for burner in burners:
-            burner.kill()
-            burner.wait()
     now = _scores(course)
     assert now == scores, {key: (scores.get(key), now.get(key), _said(course, *key)) for key in scores if now.get(key) != scores[key]}
     assert [(o.student, o.lesson, o.score, o.error) for o in loaded] == [(o.student, o.lesson, o.score, o.error) for o in quiet]

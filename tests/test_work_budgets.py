@@ -3,13 +3,12 @@ player plays the same games on a quiet machine as on one loaded with CPU-burning
 
 from __future__ import annotations
 
-import subprocess
-import sys
 
 import nbformat
 
 from grader.checks import play_depths
 from lesson_code import NOTEBOOKS, solution_namespace
+from machine_load import cpu_burners
 from ttt import agents
 
 L6 = "06-heuristics-and-depth-limits"
@@ -24,13 +23,8 @@ def match(namespace: dict) -> tuple[dict, int]:
 def test_a_loaded_machine_plays_the_same_games_as_a_quiet_one():
     namespace = solution_namespace(L6)
     quiet = match(namespace)
-    burners = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(2)]
-    try:
+    with cpu_burners(count=2):
         loaded = match(namespace)
-    finally:
-        for burner in burners:
-            burner.kill()
-            burner.wait()
     assert loaded == quiet
     results, made = quiet
     played = {depth: sum(tally.values()) for depth, tally in results.items()}
