@@ -61,6 +61,10 @@ REACHING = {
     "setsid": "new processes", "Popen": "new processes", "system": "new processes", "spawnv": "new processes",
     "posix_spawn": "new processes", "posix_spawnp": "new processes", "BlockingKernelClient": "other kernels",
     "find_connection_file": "other kernels",
+    # a function remade from another's code escapes the checks' traps under a new identity
+    "__code__": "functions' code", "__wrapped__": "functions' code", "__globals__": "functions' code",
+    "__closure__": "functions' code", "FunctionType": "functions' code", "CodeType": "functions' code",
+    "getsource": "the package's source",
 }
 # Attributes that reach outside only on these modules (``moves.remove(m)`` is a list's own)
 REACHING_ON = {"os": {"kill": "other processes", "killpg": "other processes", "remove": "the file system",
@@ -72,7 +76,9 @@ REACHING_ON = {"os": {"kill": "other processes", "killpg": "other processes", "r
 REACHING_MODULES = {"gc": "the garbage collector", "ctypes": "raw memory", "subprocess": "new processes",
                     "socket": "the network", "sqlite3": "databases", "signal": "signals", "multiprocessing": "new processes",
                     "jupyter_client": "other kernels", "resource": "resource limits", "shutil": "the file system",
-                    "importlib": "the import machinery", "inspect": "the interpreter's frames"}
+                    "importlib": "the import machinery", "inspect": "the interpreter's frames",
+                    "threading": "threads (code running between the checks)", "_thread": "threads (code running between the checks)",
+                    "marshal": "functions' code"}
 
 
 class Verdict(NamedTuple):

@@ -200,3 +200,18 @@ def test_the_reference_copied_while_loading_or_reached_through_its_helper_is_ref
     verdict = run(path, lesson=release, timeout=30, launcher=student_launcher(under=tmp_path))[0]["solves"]
     assert not verdict.passed and "the reference solution this lesson asks you to write yourself" in verdict.evalue, \
         verdict.evalue
+
+
+def test_code_that_remakes_functions_or_runs_beside_the_checks_is_noted_for_the_instructor():
+    from grader.recheck import _reaching
+
+    def cells(source):
+        return [{"source": source, "meta": {"solution": True, "grade_id": "answer"}}]
+
+    lesson = cells("# YOUR CODE HERE")
+    assert _reaching(cells(COPIES_THE_REFERENCE), lesson) == \
+        ["cell answer reaches for FunctionType (functions' code), __closure__ (functions' code), __code__ (functions' code)"]
+    assert _reaching(cells("import threading\ndef minimax(board):\n    return None"), lesson) == \
+        ["cell answer reaches for threading (threads (code running between the checks))"]
+    honest = "def minimax(board):\n    best = max(actions(board), key=lambda a: value(result(board, a)))\n    return best"
+    assert _reaching(cells(honest), lesson) == []
