@@ -718,7 +718,7 @@ class _Server:
                     and pair[0].split(".")[0] in _PACKAGES:
                 with contextlib.suppress(Exception):
                     objects.append(getattr(importlib.import_module(pair[0]), pair[1]))
-        return _reference_off(load_traps([k for k in kinds if isinstance(k, str)], objects))
+        return _reference_off(load_traps([k for k in kinds if isinstance(k, str)], objects), caches=False)
 
     def _load_cells(self, cells: list[str], cpu: Any, skip: Collection[tuple] = ()) -> dict:
         namespace = self.namespace = {"__name__": "__main__", "__builtins__": builtins}

@@ -215,3 +215,19 @@ def test_code_that_remakes_functions_or_runs_beside_the_checks_is_noted_for_the_
         ["cell answer reaches for threading (threads (code running between the checks))"]
     honest = "def minimax(board):\n    best = max(actions(board), key=lambda a: value(result(board, a)))\n    return best"
     assert _reaching(cells(honest), lesson) == []
+
+
+def test_a_function_imported_while_loading_works_wherever_its_check_allows_it(tmp_path):
+    # completed_lines (behind a cache) is what check_winner forbids, so it is switched off while the
+    # definitions load; player may use it, and the import made while loading is the real one
+    definitions = ("from ttt.games.classic import completed_lines\n\n"
+                   "def player(board):\n"
+                   "    assert not completed_lines('.' * 9)\n"
+                   "    xs = sum(row.count('X') for row in board)\n"
+                   "    return 'X' if xs == sum(row.count('O') for row in board) else 'O'\n\n"
+                   "def winner(board):\n"
+                   "    raise NotImplementedError()\n")
+    path, release = notebook(tmp_path, definitions,
+                             {"players": "from grader.checks import check_player\n_ = check_player(player)"})
+    verdict = run(path, lesson=release, timeout=30, launcher=student_launcher(under=tmp_path))[0]["players"]
+    assert verdict.passed, verdict.evalue

@@ -253,7 +253,8 @@ def load_traps(kinds: Iterable[str], handed: Iterable[Any] = ()) -> list[Callabl
 
     A function copied while it is switched off (a new function made from its code object, at load
     time) copies the trap: it cannot escape the checks' traps under another identity. A check's
-    traps are switched on again around each call.
+    traps are switched on again around each call. Used with ``_reference_off(..., caches=False)``:
+    a cache imported while loading is the cache itself, the function behind it switched off.
     """
     reached: set[int] = set()
     stack = [_plain(h) for h in handed]
@@ -271,12 +272,13 @@ def load_traps(kinds: Iterable[str], handed: Iterable[Any] = ()) -> list[Callabl
 
 
 @contextlib.contextmanager
-def _reference_off(functions: Sequence[Callable]) -> Iterator[None]:
+def _reference_off(functions: Sequence[Callable], *, caches: bool = True) -> Iterator[None]:
     """Make each of `functions` raise ReferenceCalled, wherever it is called from, inside the block.
 
     The function objects themselves get a trap as their code, so aliases, default arguments
     and ``from ... import`` copies are all caught; a cache in front of one is replaced by a trap
-    wherever a module or class of the package holds it. All is put back afterwards.
+    wherever a module or class of the package holds it (unless `caches` is False: while
+    definitions load, an import would keep the trap for good). All is put back afterwards.
     """
     swapped = []
     patched = []
@@ -286,7 +288,8 @@ def _reference_off(functions: Sequence[Callable]) -> Iterator[None]:
                 trap = _trap.__code__.replace(co_name=_label(f))
                 swapped.append((f, f.__code__))
                 f.__code__ = trap
-        for holder, attr, value, trap in _trapped_sites(frozenset(id(f) for f in functions), _modules_key()):
+        for holder, attr, value, trap in _trapped_sites(frozenset(id(f) for f in functions) if caches else frozenset(),
+                                                        _modules_key()):
             patched.append((holder, attr, value))
             setattr(holder, attr, trap)
         yield
