@@ -58,7 +58,7 @@ REACHING = {
     "register_magic_function": "IPython's cell handling", "settrace": "the interpreter's tracing",
     "setprofile": "the interpreter's tracing", "setitimer": "signals", "pthread_sigmask": "signals",
     "setrlimit": "resource limits", "fork": "new processes", "forkpty": "new processes", "execve": "new processes",
-    "setsid": "new processes", "Popen": "new processes", "system": "new processes", "spawnv": "new processes",
+    "setsid": "new processes", "Popen": "new processes", "spawnv": "new processes",
     "posix_spawn": "new processes", "posix_spawnp": "new processes", "BlockingKernelClient": "other kernels",
     "find_connection_file": "other kernels",
     # a function remade from another's code escapes the checks' traps under a new identity
@@ -67,7 +67,8 @@ REACHING = {
     "getsource": "the package's source",
 }
 # Attributes that reach outside only on these modules (``moves.remove(m)`` is a list's own)
-REACHING_ON = {"os": {"kill": "other processes", "killpg": "other processes", "remove": "the file system",
+REACHING_ON = {"os": {"system": "new processes", "popen": "new processes",  # not os.times().system
+                      "kill": "other processes", "killpg": "other processes", "remove": "the file system",
                       "unlink": "the file system", "rmdir": "the file system", "rename": "the file system",
                       "makedirs": "the file system", "symlink": "the file system", "chmod": "the file system",
                       "walk": "the file system", "listdir": "the file system", "scandir": "the file system"},
@@ -360,6 +361,7 @@ def _reaching(submitted: list[dict], lesson: list[dict]) -> list[str]:
     given = {c["source"].strip() for c in lesson}
     notes = []
     imported = set()  # the names the submission's imports bind (modules, and what it takes from ttt and grader)
+    modules = {}  # a name an import binds to a module -> the module's name (``import os as o``: o -> os)
     for cell in submitted:
         try:
             tree = ast.parse(python_source(cell["source"]))
@@ -368,6 +370,7 @@ def _reaching(submitted: list[dict], lesson: list[dict]) -> list[str]:
         for node in ast.walk(tree):
             if isinstance(node, ast.Import):
                 imported.update((a.asname or a.name).split(".")[0] for a in node.names)
+                modules.update((a.asname, a.name) for a in node.names if a.asname)
             elif isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] in ("ttt", "grader"):
                 imported.update(a.asname or a.name for a in node.names)
     for index, cell in enumerate(submitted):
@@ -383,11 +386,15 @@ def _reaching(submitted: list[dict], lesson: list[dict]) -> list[str]:
             if isinstance(node, ast.Attribute) and node.attr in REACHING:
                 found.add(f"{node.attr} ({REACHING[node.attr]})")
             elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and \
-                    node.attr in REACHING_ON.get(node.value.id, {}):
-                found.add(f"{node.value.id}.{node.attr} ({REACHING_ON[node.value.id][node.attr]})")
+                    node.attr in REACHING_ON.get(modules.get(node.value.id, node.value.id), {}):
+                module = modules.get(node.value.id, node.value.id)
+                found.add(f"{module}.{node.attr} ({REACHING_ON[module][node.attr]})")
             elif isinstance(node, (ast.Import, ast.ImportFrom)):
-                modules = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
-                found.update(f"{m} ({REACHING_MODULES[m.split('.')[0]]})" for m in modules if m.split(".")[0] in REACHING_MODULES)
+                names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+                found.update(f"{m} ({REACHING_MODULES[m.split('.')[0]]})" for m in names if m.split(".")[0] in REACHING_MODULES)
+                if isinstance(node, ast.ImportFrom):
+                    taken = REACHING_ON.get(node.module or "", {})
+                    found.update(f"{node.module}.{a.name} ({taken[a.name]})" for a in node.names if a.name in taken)
             elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("setattr", "__import__", "exec", "eval"):
                 found.add(f"{node.func.id}()")
             elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "open" and any(

@@ -215,6 +215,10 @@ def test_code_that_remakes_functions_or_runs_beside_the_checks_is_noted_for_the_
         ["cell answer reaches for threading (threads (code running between the checks))"]
     honest = "def minimax(board):\n    best = max(actions(board), key=lambda a: value(result(board, a)))\n    return best"
     assert _reaching(cells(honest), lesson) == []
+    timed = "import os\ndef minimax(board):\n    used = os.times().system\n    return None"  # not os.system
+    assert _reaching(cells(timed), lesson) == []
+    for shell in ("import os as o\no.system('x')", "from os import system\nsystem('x')"):
+        assert _reaching(cells(shell), lesson) == ["cell answer reaches for os.system (new processes)"], shell
 
 
 def test_a_function_imported_while_loading_works_wherever_its_check_allows_it(tmp_path):
