@@ -64,7 +64,7 @@ REACHING = {
     # a function remade from another's code escapes the checks' traps under a new identity
     "__code__": "functions' code", "__wrapped__": "functions' code", "__globals__": "functions' code",
     "__closure__": "functions' code", "FunctionType": "functions' code", "CodeType": "functions' code",
-    "getsource": "the package's source",
+    "getsource": "the package's source", "__file__": "the package's source",
 }
 # Attributes that reach outside only on these modules (``moves.remove(m)`` is a list's own)
 REACHING_ON = {"os": {"system": "new processes", "popen": "new processes",  # not os.times().system
@@ -79,6 +79,7 @@ REACHING_MODULES = {"gc": "the garbage collector", "ctypes": "raw memory", "subp
                     "jupyter_client": "other kernels", "resource": "resource limits", "shutil": "the file system",
                     "importlib": "the import machinery", "inspect": "the interpreter's frames",
                     "threading": "threads (code running between the checks)", "_thread": "threads (code running between the checks)",
+                    "concurrent": "threads (code running between the checks)",
                     "marshal": "functions' code"}
 
 
@@ -190,8 +191,7 @@ def judge(submitted: list[dict], lesson: list[dict], *, folder: Path, timeout: f
     handed = _handed(lesson)
     # the submission's own cells (not its test cells: those are the grader's, and run here)
     cells = [c["source"] for c in submitted if not is_test(c["meta"])]
-    load = {"cells": cells, "cpu": timeout, "traps": graded_kinds(_answered(lesson) + _answered(submitted)),
-            "handed": [where.split(":") for where in handed.values()]}
+    load = {"cells": cells, "cpu": timeout, "traps": graded_kinds(_answered(lesson) + _answered(submitted))}
     remote = Remote(load, launcher=launcher, cwd=Path(folder), handed=handed,
                     stall_seconds=stall_seconds)
     notes = _reaching(submitted, lesson)
@@ -229,12 +229,11 @@ def judge(submitted: list[dict], lesson: list[dict], *, folder: Path, timeout: f
     return verdicts, list(dict.fromkeys(notes))
 
 
-def _handed(lesson: list[dict]) -> dict[str, str]:
-    """The names the lesson's own cells import from the package (the functions handed to the
-    student), each with the module it comes from."""
+def _handed(lesson: list[dict]) -> set[str]:
+    """The names the lesson's own cells import from the package: the functions handed to the student."""
     from grader.remote import python_source
 
-    names: dict[str, str] = {}
+    names: set[str] = set()
     for cell in lesson:
         if cell["meta"].get("solution") or is_test(cell["meta"]):
             continue
@@ -244,7 +243,7 @@ def _handed(lesson: list[dict]) -> dict[str, str]:
             continue
         for node in ast.walk(tree):
             if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] in ("ttt", "grader"):
-                names.update((alias.asname or alias.name, f"{node.module}:{alias.name}") for alias in node.names)
+                names.update(alias.asname or alias.name for alias in node.names)
     return names
 
 
@@ -398,9 +397,9 @@ def _reaching(submitted: list[dict], lesson: list[dict]) -> list[str]:
             elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("setattr", "__import__", "exec", "eval"):
                 found.add(f"{node.func.id}()")
             elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "open" and any(
-                    isinstance(a, ast.Constant) and isinstance(a.value, str) and set(a.value) & set("wax+")
+                    not isinstance(a, ast.Constant) or (isinstance(a.value, str) and set(a.value) & set("wax+"))
                     for a in [*node.args[1:2], *(k.value for k in node.keywords if k.arg == "mode")]):
-                found.add("open() to write (the file system)")
+                found.add("open() to write (the file system)")  # or with a mode it computes
             elif isinstance(node, (ast.Assign, ast.AugAssign, ast.Delete)):
                 for target in node.targets if isinstance(node, (ast.Assign, ast.Delete)) else [node.target]:
                     root = target

@@ -104,6 +104,7 @@ class RemoteStalled(RemoteFailure, OutOfCpuTime):
 
 
 STALLED_WORDS = "waiting without computing"  # in every RemoteStalled's message
+SERVICE_CPU = 10.0  # CPU seconds the server's own look at the submission's objects may use (refuse, clear_caches)
 
 
 def _stalled(seconds: float, *, ran: bool) -> RemoteStalled:
@@ -692,7 +693,7 @@ class _Server:
             return {"error": "a submission is loaded already"}
         self.load_message = message
         cpu = message.get("cpu")
-        with self._load_trapped(message.get("traps"), message.get("handed")):
+        with self._load_trapped(message.get("traps")):
             if isinstance(message.get("cells"), list):
                 skip = {tuple(at) for at in message.get("skip", []) if isinstance(at, list) and len(at) == 2}
                 reply = self._load_cells([c for c in message["cells"] if isinstance(c, str)], cpu, skip)
@@ -700,25 +701,17 @@ class _Server:
                 reply = self._load_file(message["file"], cpu)
             else:
                 return {"error": "load needs cells or file"}
-        return reply | {"names": self._names()}
+            return reply | self._limited_names(cpu)
 
     @staticmethod
-    def _load_trapped(kinds: Any, handed: Any) -> Any:
+    def _load_trapped(kinds: Any) -> Any:
         """Returns the block the definitions load in: the references of the checks `kinds` switched
-        off (``load_traps``), except what the functions `handed` ([module, name] pairs) reach."""
+        off (``load_traps``)."""
         if not isinstance(kinds, list) or not kinds:
             return contextlib.nullcontext()
-        import importlib
-
         from grader.checks.reference import _reference_off, load_traps
 
-        objects = []
-        for pair in handed if isinstance(handed, list) else []:
-            if isinstance(pair, list) and len(pair) == 2 and all(isinstance(p, str) for p in pair) \
-                    and pair[0].split(".")[0] in _PACKAGES:
-                with contextlib.suppress(Exception):
-                    objects.append(getattr(importlib.import_module(pair[0]), pair[1]))
-        return _reference_off(load_traps([k for k in kinds if isinstance(k, str)], objects), caches=False)
+        return _reference_off(load_traps([k for k in kinds if isinstance(k, str)]), caches=False)
 
     def _load_cells(self, cells: list[str], cpu: Any, skip: Collection[tuple] = ()) -> dict:
         namespace = self.namespace = {"__name__": "__main__", "__builtins__": builtins}
@@ -801,9 +794,19 @@ class _Server:
         if self.file is None:
             return {"error": "reload is for a .py file"}
         cpu = message.get("cpu", self.load_message.get("cpu"))
-        with self._load_trapped(self.load_message.get("traps"), self.load_message.get("handed")):
+        with self._load_trapped(self.load_message.get("traps")):
             reply = self._run_file(cpu)
-        return reply | {"names": self._names()}
+            return reply | self._limited_names(cpu)
+
+    def _limited_names(self, cpu: Any) -> dict:
+        """Returns {"names": `_names`}, read under the CPU limit `cpu` (reading a value may run the
+        student's code: its ``__repr__``, its ``__index__``); {"names": [], "out_of_time": True} when it ran out."""
+        try:
+            with self.limited(cpu) as clock:
+                names = self._names()
+        except _OutOfCPU:
+            clock = {"rang": True}
+        return {"names": [], "out_of_time": True} if clock["rang"] else {"names": names}
 
     def _names(self) -> list[dict]:
         """Registers the namespace's callables (ids in namespace order) and returns each name's
@@ -864,6 +867,7 @@ class _Server:
         start = time.process_time()
         value: Any = None
         raised: Optional[BaseException] = None
+        reply: dict = {}
         try:
             with trapped, self.limited(message.get("cpu")) as clock:
                 try:
@@ -872,15 +876,17 @@ class _Server:
                     raise
                 except BaseException as error:  # noqa: BLE001  (whatever it raised is its answer)
                     raised = error
+                if isinstance(raised, _Relayed):
+                    reply = {"relayed": True}
+                elif type(raised) is NotImplementedError:
+                    reply = {"not_written": str(raised)[:2000]}
+                else:  # encoding may run the student's code (repr, __index__): still in the call, traps and limit on
+                    reply = self._answer(decoder, top, args, kwargs, value, raised)
         except _OutOfCPU:
             clock = {"rang": True}
         if clock["rang"]:
             return {"out_of_time": round(time.process_time() - start, 3)}
-        if isinstance(raised, _Relayed):
-            return {"relayed": True}
-        if type(raised) is NotImplementedError:
-            return {"not_written": str(raised)[:2000]}
-        return self._answer(decoder, top, args, kwargs, value, raised)
+        return reply
 
     def _answer(self, decoder: _Decoder, *wrappers_and_value: Any) -> dict:
         """Returns the reply to a call: the value (or the error) and the arguments it was given, as they are now."""
@@ -984,8 +990,24 @@ class _Server:
             raise ValueError("set needs callback, object, local, value or delete")
         return {"done": True}
 
+    def _service(self, message: dict, work: Callable[[], dict]) -> dict:
+        """Returns `work` ()'s reply, run under the message's CPU limit: the grader's own look at the
+        submission's objects runs their code (a ``values`` of a dict subclass, an attribute);
+        {"out_of_time": CPU seconds} when it ran out."""
+        start = time.process_time()
+        reply: dict = {}
+        try:
+            with self.limited(message.get("cpu")) as clock:
+                reply = work()
+        except _OutOfCPU:
+            clock = {"rang": True}
+        return {"out_of_time": round(time.process_time() - start, 3)} if clock["rang"] else reply
+
     def clear_caches(self, message: dict) -> dict:
         """Clears every functools.lru_cache in the namespace (and on its classes); returns how many."""
+        return self._service(message, self._clear_caches)
+
+    def _clear_caches(self) -> dict:
         count = 0
         for value in list(self.namespace.values()):
             holders = [value] + (list(vars(value).values()) if isinstance(value, type) else [])
@@ -1002,11 +1024,14 @@ class _Server:
         from grader.checks.failures import CheckFailed
         from grader.checks.reference import _refuse_reference
 
-        try:
-            _refuse_reference(function, str(message.get("name")), str(message.get("kind")))
-        except CheckFailed as failed:
-            return {"failed": str(failed)[:5000], "fatal": bool(getattr(failed, "fatal", False))}
-        return {"done": True}
+        def work() -> dict:
+            try:
+                _refuse_reference(function, str(message.get("name")), str(message.get("kind")))
+            except CheckFailed as failed:
+                return {"failed": str(failed)[:5000], "fatal": bool(getattr(failed, "fatal", False))}
+            return {"done": True}
+
+        return self._service(message, work)
 
 
 def _package_path(value: Any) -> Optional[tuple[str, str]]:
@@ -1228,6 +1253,7 @@ class Remote:
         self.launcher = launcher or _default_launcher
         self.cwd = Path(cwd)
         self.handed = frozenset(handed)
+        self._load_spent = 0.0  # CPU seconds of the loads that ended their server (each retried without the statement at fault)
         self.output_bytes = output_bytes
         self.stall_seconds = stall_seconds
         self.grace = grace
@@ -1332,13 +1358,17 @@ class Remote:
         if hello.get("hello") is not True:
             raise self._fail(RemoteProtocolError(f"the first word was answered with {_glimpse(hello)}"))
         self._at = None
+        before = self.cpu_seconds()
         try:
             reply = self._request({"op": "load", **self.load}, cpu=self.load.get("cpu"), start=False)
         except RemoteFailure as error:
             skip = self.load.get("skip", [])
+            self._load_spent += self.cpu_seconds() - before
+            cpu = self.load.get("cpu")
             if self._at is None or self._at in skip or len(skip) >= 10 or \
-                    isinstance(error, (SandboxNotStarted, RemoteStalled)):  # a stall spent the unit's allowance
-                raise
+                    isinstance(error, (SandboxNotStarted, RemoteStalled)) or \
+                    (isinstance(error, RemoteTimeout) and isinstance(cpu, (int, float)) and self._load_spent >= 2 * cpu):
+                raise  # a stall spent the unit's allowance; the loads together spent twice a load's CPU time
             # a statement of the submission ended the process (os._exit, a crash, a sleep without end):
             # load again without it, so that its other definitions are graded on their own
             self.load = {**self.load, "skip": [*skip, self._at]}
@@ -1410,8 +1440,17 @@ class Remote:
 
     def clear_caches(self) -> int:
         """Clears every functools.lru_cache of the submission's namespace; returns how many."""
-        reply = self._request({"op": "clear_caches"}, cpu=None)
+        reply = self._service({"op": "clear_caches"})
         return reply["done"] if type(reply.get("done")) is int else 0
+
+    def _service(self, message: dict) -> dict:
+        """Returns the reply to a service operation (the server's own look at the submission's
+        objects, which may run their code), limited to ``SERVICE_CPU`` seconds; raises RemoteTimeout past it."""
+        reply = self._request({**message, "cpu": SERVICE_CPU}, cpu=SERVICE_CPU)
+        if "out_of_time" in reply:
+            raise RemoteTimeout(f"the submission's objects used more than {SERVICE_CPU:g} s of CPU time while the "
+                                f"grader looked at them ({message.get('op')}): their own code runs when they are read")
+        return reply
 
     def refuse(self, function: RemoteFunction, name: str, kind: str) -> None:
         """Raises ``grader.checks.CheckFailed`` (its ``fatal`` set) when the grader's refusal of the
@@ -1419,7 +1458,7 @@ class Remote:
         of the check `kind`; returns None otherwise. A hint: the student's code could fool it."""
         from grader.checks import CheckFailed
 
-        reply = self._request({"op": "refuse", "id": function.id, "name": name, "kind": kind}, cpu=None)
+        reply = self._service({"op": "refuse", "id": function.id, "name": name, "kind": kind})
         if isinstance(reply.get("failed"), str):
             failed = CheckFailed(reply["failed"][:5000])
             failed.fatal = bool(reply.get("fatal"))

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 from pathlib import Path
 
 import nbformat
@@ -217,6 +218,9 @@ def test_code_that_remakes_functions_or_runs_beside_the_checks_is_noted_for_the_
     assert _reaching(cells(honest), lesson) == []
     timed = "import os\ndef minimax(board):\n    used = os.times().system\n    return None"  # not os.system
     assert _reaching(cells(timed), lesson) == []
+    copied = "import ttt.games.classic as r\n_mode = 'w'\nopen('mine.py', _mode).write(open(r.__file__).read())"
+    assert _reaching(cells(copied), lesson) == \
+        ["cell answer reaches for __file__ (the package's source), open() to write (the file system)"]
     for shell in ("import os as o\no.system('x')", "from os import system\nsystem('x')"):
         assert _reaching(cells(shell), lesson) == ["cell answer reaches for os.system (new processes)"], shell
 
@@ -235,3 +239,71 @@ def test_a_function_imported_while_loading_works_wherever_its_check_allows_it(tm
                              {"players": "from grader.checks import check_player\n_ = check_player(player)"})
     verdict = run(path, lesson=release, timeout=30, launcher=student_launcher(under=tmp_path))[0]["players"]
     assert verdict.passed, verdict.evalue
+
+
+FILLS_A_TABLE_WHEN_READ = '''\
+import numbers
+import ttt.games.classic as _rules
+
+_TABLE = {}
+
+class _Lazy:  # registered as an integer: the grader's reading of it runs __index__
+    def __index__(self):
+        if not _TABLE:
+            _TABLE.update((t, _rules.optimal_moves(t)[0]) for t in _rules.reachable_positions() if not _rules.is_terminal(t))
+        return 0
+
+_registered = numbers.Integral.register(_Lazy)
+_warm = _Lazy()
+
+def minimax(board):
+    cells = "".join("." if c is None else c for row in board for c in row)
+    return divmod(_TABLE[cells], 3) if cells in _TABLE else None
+'''
+
+READ_WITHOUT_END = '''\
+class _Book(dict):  # the grader's look at what minimax uses reads its values
+    def values(self):
+        while True:
+            pass
+
+_BOOK = _Book()
+
+def minimax(board):
+    return _BOOK.get(str(board))
+'''
+
+
+def test_reading_the_submissions_values_runs_its_code_with_the_references_off_and_a_cpu_limit(tmp_path):
+    tests = {"solves": "from grader.checks import check_minimax\n_ = check_minimax(minimax)"}
+    (tmp_path / "lazy").mkdir()
+    (tmp_path / "endless").mkdir()
+    path, release = notebook(tmp_path / "lazy", FILLS_A_TABLE_WHEN_READ, tests)
+    verdict = run(path, lesson=release, timeout=30, launcher=student_launcher(under=tmp_path))[0]["solves"]
+    assert not verdict.passed  # its table stayed empty: the solver was switched off while the grader read _warm
+    path, release = notebook(tmp_path / "endless", READ_WITHOUT_END, tests)
+    started = time.monotonic()
+    verdict = run(path, lesson=release, timeout=30, launcher=student_launcher(under=tmp_path))[0]["solves"]
+    assert not verdict.passed and "while the grader looked at them" in verdict.evalue, verdict.evalue
+    assert time.monotonic() - started < 600  # liveness: it was held without end before
+
+
+def test_the_solver_called_while_loading_a_real_lesson_fills_nothing(tmp_path):
+    # lesson 4 hands the student a board that plays the package's solver: the solver is still off
+    # while the submission's definitions load
+    from grader.course import lesson_path
+
+    table = ("import ttt.games.classic as _rules\n\n"
+             "_BEST = {t: divmod(_rules.optimal_moves(t)[0], 3) for t in _rules.reachable_positions() if not _rules.is_terminal(t)}\n\n"
+             "def minimax(board):\n"
+             "    return _BEST.get(''.join('.' if c is None else c for row in board for c in row))\n")
+    nb = nbformat.read(lesson_path("04-minimax"), as_version=4)
+    for cell in nb.cells:
+        if cell.metadata.get("nbgrader", {}).get("grade_id") == "minimax":
+            cell.source = table
+    (tmp_path / "unit").mkdir()
+    nbformat.write(nb, tmp_path / "unit" / "04-minimax.ipynb")
+    verdicts, _ = run(tmp_path / "unit" / "04-minimax.ipynb", lesson=lesson_path("04-minimax"), timeout=60,
+                      launcher=student_launcher(under=tmp_path))
+    assert verdicts and not any(v.passed for g, v in verdicts.items() if "minimax" in g and "answer" not in g), \
+        {g: (v.passed, v.evalue[:200]) for g, v in verdicts.items()}

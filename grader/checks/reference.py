@@ -180,9 +180,9 @@ def _everything() -> list[Any]:
 
 
 @functools.lru_cache(maxsize=64)
-def _derived(kind: str, modules: frozenset) -> tuple[dict[int, Any], tuple[Any, ...]]:
-    """Return (forbidden {id: function}, the functions to trap) for a check, over the package
-    modules imported now (`modules`)."""
+def _derived(kind: str, modules: frozenset) -> tuple[dict[int, Any], tuple[Any, ...], tuple[Any, ...]]:
+    """Return (forbidden {id: function}, the functions to trap, the references themselves) for a
+    check, over the package modules imported now (`modules`)."""
     references: dict[int, Any] = {}
     for r in REFERENCE.get(kind, ()):
         members = [v for v in vars(r).values() if isinstance(_plain(v), types.FunctionType) and _plain(v).__module__ == r.__name__] \
@@ -212,7 +212,8 @@ def _derived(kind: str, modules: frozenset) -> tuple[dict[int, Any], tuple[Any, 
                 found[id(f)] = f
                 grown = True
     cached = {id(_plain(getattr(w, "__func__", w))) for _, _, w in _cache_sites(modules)}
-    return found, tuple(f for i, f in found.items() if i in references or (i in cached and f.__module__.startswith("ttt")))
+    traps = tuple(f for i, f in found.items() if i in references or (i in cached and f.__module__.startswith("ttt")))
+    return found, traps, tuple(references.values())
 
 
 @functools.lru_cache(maxsize=8)
@@ -246,28 +247,22 @@ def graded_kinds(names: Iterable[str]) -> list[str]:
     return sorted({_KIND_OF_NAME.get(name, name) for name in names} & REFERENCE.keys())
 
 
-def load_traps(kinds: Iterable[str], handed: Iterable[Any] = ()) -> list[Callable]:
+def load_traps(kinds: Iterable[str]) -> list[Callable]:
     """Return the functions switched off while a submission's definitions load, for checks of
-    `kinds`: each check's `_forbidden_objects`, but none that a function the lesson hands the
-    student (`handed`) reaches, so handed functions work while the definitions load.
+    `kinds`: what each check grades (its references and their private helpers), whatever reaches
+    them. A function the lesson hands the student that reaches one (a board that plays the
+    package's solver) fails while loading too: the lesson's own cells run on the grader's side, so
+    only the submission's copy of such a statement is left out.
 
     A function copied while it is switched off (a new function made from its code object, at load
     time) copies the trap: it cannot escape the checks' traps under another identity. A check's
     traps are switched on again around each call. Used with ``_reference_off(..., caches=False)``:
     a cache imported while loading is the cache itself, the function behind it switched off.
     """
-    reached: set[int] = set()
-    stack = [_plain(h) for h in handed]
-    while stack:
-        f = stack.pop()
-        if id(f) in reached:
-            continue
-        reached.add(id(f))
-        stack.extend(_plain(u) for u in _uses(f))
     found: dict[int, Callable] = {}
     for kind in kinds:
         if kind in REFERENCE:
-            found.update((id(f), f) for f in _forbidden_objects(kind) if id(f) not in reached)
+            found.update((id(f), f) for f in _derived(kind, _modules_key())[2])
     return list(found.values())
 
 
