@@ -818,7 +818,9 @@ class _Server:
                 continue
             try:
                 entry = self._entry(name, value, room)
-            except Exception:  # noqa: BLE001  (an object whose attributes fail)
+            except _OutOfCPU:
+                raise
+            except BaseException:  # noqa: BLE001  (an object whose reading fails, or calls a switched-off reference)
                 entry = {"name": name, "kind": "object", "type": "object"}
             room -= len(json.dumps(entry.get("value")))
             entries.append(entry)
@@ -881,7 +883,12 @@ class _Server:
                 elif type(raised) is NotImplementedError:
                     reply = {"not_written": str(raised)[:2000]}
                 else:  # encoding may run the student's code (repr, __index__): still in the call, traps and limit on
-                    reply = self._answer(decoder, top, args, kwargs, value, raised)
+                    try:
+                        reply = self._answer(decoder, top, args, kwargs, value, raised)
+                    except _OutOfCPU:
+                        raise
+                    except BaseException as error:  # noqa: BLE001  (what reading the answer raised is its answer)
+                        reply = self._answer(decoder, top, args, kwargs, None, error)
         except _OutOfCPU:
             clock = {"rang": True}
         if clock["rang"]:

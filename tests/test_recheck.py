@@ -307,3 +307,14 @@ def test_the_solver_called_while_loading_a_real_lesson_fills_nothing(tmp_path):
                       launcher=student_launcher(under=tmp_path))
     assert verdicts and not any(v.passed for g, v in verdicts.items() if "minimax" in g and "answer" not in g), \
         {g: (v.passed, v.evalue[:200]) for g, v in verdicts.items()}
+
+
+def test_an_answer_whose_reading_calls_the_solver_fails_as_its_own_error_and_the_process_goes_on(tmp_path):
+    definitions = FILLS_A_TABLE_WHEN_READ.replace("    return divmod(_TABLE[cells], 3) if cells in _TABLE else None",
+                                                  "    return None if '.' not in cells else (_Lazy(), _Lazy())")
+    path, release = notebook(tmp_path, definitions,
+                             {"solves": "from grader.checks import check_minimax\n_ = check_minimax(minimax)",
+                              "later": "assert minimax([['X', 'O', 'X'], ['X', 'O', 'O'], ['O', 'X', 'X']]) is None"})
+    verdicts = run(path, lesson=release, timeout=30, launcher=student_launcher(under=tmp_path))[0]
+    assert not verdicts["solves"].passed and "the reference solution" in verdicts["solves"].evalue, verdicts["solves"].evalue
+    assert verdicts["later"].passed, verdicts["later"].evalue  # its process loaded (reading _warm failed) and goes on
