@@ -684,6 +684,18 @@ class _Server:
                 signal.setitimer(signal.ITIMER_VIRTUAL, max(left, 0.001) if outer > 0 else 0)
             self.levels.pop()
 
+    def bounded(self, seconds: Optional[float], work: Callable[[], Any]) -> tuple[Any, Optional[float]]:
+        """Returns (what `work` () returned, None), or (None, the CPU seconds it used) when it ran
+        out of its `seconds` (see `limited`)."""
+        start = time.process_time()
+        result = None
+        try:
+            with self.limited(seconds) as clock:
+                result = work()
+        except _OutOfCPU:
+            clock = {"rang": True}
+        return (None, round(time.process_time() - start, 3)) if clock["rang"] else (result, None)
+
     # load
 
     def load(self, message: dict) -> dict:
@@ -801,12 +813,8 @@ class _Server:
     def _limited_names(self, cpu: Any) -> dict:
         """Returns {"names": `_names`}, read under the CPU limit `cpu` (reading a value may run the
         student's code: its ``__repr__``, its ``__index__``); {"names": [], "out_of_time": True} when it ran out."""
-        try:
-            with self.limited(cpu) as clock:
-                names = self._names()
-        except _OutOfCPU:
-            clock = {"rang": True}
-        return {"names": [], "out_of_time": True} if clock["rang"] else {"names": names}
+        names, over = self.bounded(cpu, self._names)
+        return {"names": [], "out_of_time": True} if over is not None else {"names": names}
 
     def _names(self) -> list[dict]:
         """Registers the namespace's callables (ids in namespace order) and returns each name's
@@ -866,12 +874,11 @@ class _Server:
             from grader.checks.reference import _forbidden_objects, _reference_off
 
             trapped = _reference_off(_forbidden_objects(traps))
-        start = time.process_time()
-        value: Any = None
-        raised: Optional[BaseException] = None
-        reply: dict = {}
-        try:
-            with trapped, self.limited(message.get("cpu")) as clock:
+
+        def answered() -> dict:
+            value: Any = None
+            raised: Optional[BaseException] = None
+            with trapped:
                 try:
                     value = function(*args, **kwargs)
                 except _OutOfCPU:
@@ -879,21 +886,18 @@ class _Server:
                 except BaseException as error:  # noqa: BLE001  (whatever it raised is its answer)
                     raised = error
                 if isinstance(raised, _Relayed):
-                    reply = {"relayed": True}
-                elif type(raised) is NotImplementedError:
-                    reply = {"not_written": str(raised)[:2000]}
-                else:  # encoding may run the student's code (repr, __index__): still in the call, traps and limit on
-                    try:
-                        reply = self._answer(decoder, top, args, kwargs, value, raised)
-                    except _OutOfCPU:
-                        raise
-                    except BaseException as error:  # noqa: BLE001  (what reading the answer raised is its answer)
-                        reply = self._answer(decoder, top, args, kwargs, None, error)
-        except _OutOfCPU:
-            clock = {"rang": True}
-        if clock["rang"]:
-            return {"out_of_time": round(time.process_time() - start, 3)}
-        return reply
+                    return {"relayed": True}
+                if type(raised) is NotImplementedError:
+                    return {"not_written": str(raised)[:2000]}
+                try:  # encoding may run the student's code (repr, __index__): still in the call, traps and limit on
+                    return self._answer(decoder, top, args, kwargs, value, raised)
+                except _OutOfCPU:
+                    raise
+                except BaseException as error:  # noqa: BLE001  (what reading the answer raised is its answer)
+                    return self._answer(decoder, top, args, kwargs, None, error)
+
+        reply, over = self.bounded(message.get("cpu"), answered)
+        return {"out_of_time": over} if over is not None else reply
 
     def _answer(self, decoder: _Decoder, *wrappers_and_value: Any) -> dict:
         """Returns the reply to a call: the value (or the error) and the arguments it was given, as they are now."""
@@ -1001,14 +1005,8 @@ class _Server:
         """Returns `work` ()'s reply, run under the message's CPU limit: the grader's own look at the
         submission's objects runs their code (a ``values`` of a dict subclass, an attribute);
         {"out_of_time": CPU seconds} when it ran out."""
-        start = time.process_time()
-        reply: dict = {}
-        try:
-            with self.limited(message.get("cpu")) as clock:
-                reply = work()
-        except _OutOfCPU:
-            clock = {"rang": True}
-        return {"out_of_time": round(time.process_time() - start, 3)} if clock["rang"] else reply
+        reply, over = self.bounded(message.get("cpu"), work)
+        return {"out_of_time": over} if over is not None else reply
 
     def clear_caches(self, message: dict) -> dict:
         """Clears every functools.lru_cache in the namespace (and on its classes); returns how many."""
