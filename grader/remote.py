@@ -28,9 +28,11 @@ from __future__ import annotations
 import ast
 import base64
 import builtins
+import collections
 import contextlib
 import errno
 import functools
+import itertools
 import json
 import linecache
 import math
@@ -45,7 +47,7 @@ import sys
 import time
 import types
 from pathlib import Path
-from typing import Any, Callable, Collection, Iterator, Optional
+from typing import Any, Callable, Collection, Iterable, Iterator, Optional, Union
 
 from grader.checks.failures import OutOfCpuTime
 from grader.processes import ChosenWait
@@ -150,6 +152,7 @@ class NotPlainData(RemoteFailure):
 _SCALARS = (int, float, str, bytes)
 _CONTAINERS = {list: "l", tuple: "t", dict: "d", set: "s", frozenset: "f"}
 _MUTABLE = (list, dict, set)
+_JSON_SCALARS = frozenset({str, int, float, bool, type(None)})  # what a JSON tree holds that stands for itself
 
 
 class Unplain:
@@ -379,7 +382,7 @@ class _Decoder:
             made: Any = [] if tag == "l" else {} if tag == "d" else set()
             self.table.append(made)
             self.mutable = True
-            items = [self.decode(item, depth + 1) for item in tree[1:]]
+            items = [item if type(item) in _JSON_SCALARS else self.decode(item, depth + 1) for item in tree[1:]]
             size = self._size(items)
             if tag == "d" and len(items) % 2:
                 raise RemoteProtocolError("a dict with a key and no value")
@@ -397,7 +400,7 @@ class _Decoder:
             number = len(self.table)
             self.table.append(self._OPEN)
             start = 3 if tag == "n" else 1
-            items = [self.decode(item, depth + 1) for item in tree[start:]]
+            items = [item if type(item) in _JSON_SCALARS else self.decode(item, depth + 1) for item in tree[start:]]
             size = self._size(items)
             if tag == "t":
                 made = tuple(items)
@@ -511,6 +514,22 @@ def _settle(decoder: _Decoder, value: Any, originals: list) -> Any:
     return resolve(value)
 
 
+def _contents(made: Any) -> Optional[list]:
+    """Returns what a mutable container holds (its items, or a dict's (key, value) pairs), to tell
+    later whether it changed (`_changed`); None for a set (always taken as changed)."""
+    kind = type(made)
+    return list(made) if kind is list else list(dict.items(made)) if kind is dict else None
+
+
+def _changed(made: Any, held: Optional[list]) -> bool:
+    """True unless the container `made` holds the very objects it held (`_contents`), in the same order."""
+    if held is None or len(made) != len(held):
+        return True
+    if type(made) is list:
+        return any(map(operator.is_not, made, held))
+    return any(k is not k0 or v is not v0 for (k, v), (k0, v0) in zip(dict.items(made), held))
+
+
 def _incoming(decoder: _Decoder, *wrappers: Any) -> tuple[dict[int, int], list]:
     """Returns ({id: number} of the containers a message brought, but `wrappers`), and the mutable ones among them."""
     skip = {id(w) for w in wrappers}
@@ -575,6 +594,10 @@ class _Closed(Exception):
     """The client closed its pipe."""
 
 
+class _Framed(bytes):
+    """A reply's JSON text, made by the operation itself (`_Server.map` joins its replies' texts)."""
+
+
 class _Server:
     """The student server: the submission's namespace, its functions by id, and the operations on them."""
 
@@ -610,15 +633,15 @@ class _Server:
             parts += chunk
         return bytes(parts)
 
-    def send(self, message: dict) -> None:
-        """Sends a message to the client, after flushing what the student's code printed."""
+    def send(self, message: Union[dict, _Framed]) -> None:
+        """Sends a message (or a reply's JSON text) to the client, after flushing what the student's code printed."""
         for stream in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__):
             try:
                 stream.flush()
             except Exception:  # noqa: BLE001  (a stream the student's code replaced or closed)
                 pass
-        data = _frame(message)
-        if len(data) > MAX_MESSAGE and "data" in message:  # a value too big to pass: it arrives as an Unplain
+        data = _HEADER.pack(len(message)) + message if isinstance(message, _Framed) else _frame(message)
+        if len(data) > MAX_MESSAGE and isinstance(message, dict) and "data" in message:  # a value too big to pass: it arrives as an Unplain
             data = _frame(message | {"data": [["u", "object", f"<a value of {len(data):,} bytes, too big to pass on>"], []],
                                      "subclasses": []})
         if len(data) > MAX_MESSAGE:
@@ -640,10 +663,10 @@ class _Server:
                 return
             self.send(self.handle(message))
 
-    def handle(self, message: dict) -> dict:
+    def handle(self, message: dict) -> Union[dict, "_Framed"]:
         """Returns the reply to one operation."""
         op = message.get("op")
-        handler = {"hello": lambda message: {"hello": True}, "load": self.load, "call": self.call, "set": self.set,
+        handler = {"hello": lambda message: {"hello": True}, "load": self.load, "call": self.call, "map": self.map, "set": self.set,
                    "clear_caches": self.clear_caches, "reload": self.reload,
                    "refuse": self.refuse}.get(op if isinstance(op, str) else "")
         if handler is None:
@@ -862,23 +885,63 @@ class _Server:
     def call(self, message: dict) -> dict:
         """Calls a registered object; returns {"ok": [value, mutated arguments]}, {"raised": ...},
         {"out_of_time": CPU seconds} or {"not_written": message}."""
+        return self._call_one(self._object(message.get("id")), message.get("data"), message.get("traps"),
+                              message.get("cpu"))
+
+    def map(self, message: dict) -> "_Framed":
+        """Calls a registered object on each of ``calls`` in turn (each [args, kwargs], as a call's
+        data), each under its own limit ``cpu`` and all of them under ``total`` CPU seconds; returns
+        {"replies": [what `call` returns, ...]}, ending early after a call out of time (its
+        ``"by"``: "call" or "total"), or once the replies fill half a message."""
         function = self._object(message.get("id"))
+        calls, own, total = message.get("calls"), message.get("cpu"), message.get("total")
+        if type(calls) is not list:
+            raise ValueError("map needs calls")
+        own = float(own) if type(own) in (int, float) and own > 0 else None
+        total = float(total) if type(total) in (int, float) and total > 0 else None
+        with self._trapped(message.get("traps")):  # once for all the calls (nothing else runs between them)
+            return self._mapped(function, calls, own, total)
+
+    def _mapped(self, function: Any, calls: list, own: Optional[float], total: Optional[float]) -> "_Framed":
+        parts: list[bytes] = []
+        size = 0
+        start = time.process_time()
+        for data in calls:
+            cpu, by = own, "call"
+            if total is not None:
+                left = total - (time.process_time() - start)
+                if left <= 0:
+                    break
+                if cpu is None or left < cpu:
+                    cpu, by = left, "total"
+            reply = self._call_one(function, data, None, cpu)
+            if "out_of_time" in reply:
+                reply["by"] = by
+            text = json.dumps(reply, separators=(",", ":"), allow_nan=False).encode("ascii")
+            if len(text) > MAX_MESSAGE // 4:  # one answer too big to pass: it arrives as an Unplain, as from `call`
+                reply |= {"data": [["u", "object", f"<a value of {len(text):,} bytes, too big to pass on>"], []], "subclasses": []}
+                text = json.dumps(reply, separators=(",", ":"), allow_nan=False).encode("ascii")
+            parts.append(text)
+            size += len(text)
+            if "data" not in reply or size > MAX_MESSAGE // 2:
+                break
+        return _Framed(b'{"replies":[' + b",".join(parts) + b"]}")
+
+    def _call_one(self, function: Any, data: Any, traps: Any, cpu: Any) -> dict:
+        """Calls `function` on `data` ([args, kwargs]) under the traps of the check `traps` (None:
+        none, or the caller's in force) and `cpu` CPU seconds; returns the reply `call` describes."""
         decoder = _Decoder()
-        top = decoder.decode(message.get("data"))
+        top = decoder.decode(data)
         if type(top) is not list or len(top) != 2 or type(top[0]) is not list or type(top[1]) is not dict:
             raise ValueError("call needs [args, kwargs]")
         args, kwargs = top
-        traps = message.get("traps")
-        trapped: Any = contextlib.nullcontext()
-        if isinstance(traps, str):
-            from grader.checks.reference import _forbidden_objects, _reference_off
-
-            trapped = _reference_off(_forbidden_objects(traps))
+        origins, mutables = _incoming(decoder, top, args, kwargs)
+        before = [(made, _contents(made)) for made in mutables]
 
         def answered() -> dict:
             value: Any = None
             raised: Optional[BaseException] = None
-            with trapped:
+            with self._trapped(traps):
                 try:
                     value = function(*args, **kwargs)
                 except _OutOfCPU:
@@ -890,21 +953,34 @@ class _Server:
                 if type(raised) is NotImplementedError:
                     return {"not_written": str(raised)[:2000]}
                 try:  # encoding may run the student's code (repr, __index__): still in the call, traps and limit on
-                    return self._answer(decoder, top, args, kwargs, value, raised)
+                    return self._answer(origins, before, value, raised)
                 except _OutOfCPU:
                     raise
                 except BaseException as error:  # noqa: BLE001  (what reading the answer raised is its answer)
-                    return self._answer(decoder, top, args, kwargs, None, error)
+                    return self._answer(origins, before, None, error)
 
-        reply, over = self.bounded(message.get("cpu"), answered)
+        reply, over = self.bounded(cpu, answered)
         return {"out_of_time": over} if over is not None else reply
 
-    def _answer(self, decoder: _Decoder, *wrappers_and_value: Any) -> dict:
-        """Returns the reply to a call: the value (or the error) and the arguments it was given, as they are now."""
-        *wrappers, value, raised = wrappers_and_value
-        origins, mutables = _incoming(decoder, *wrappers)
+    @staticmethod
+    def _trapped(traps: Any) -> Any:
+        """Returns the block a call runs in: the references of the check `traps` switched off (a str), or nothing."""
+        if not isinstance(traps, str):
+            return contextlib.nullcontext()
+        from grader.checks.reference import _forbidden_objects, _reference_off
+
+        return _reference_off(_forbidden_objects(traps))
+
+    def _answer(self, origins: dict[int, int], before: list[tuple[Any, Optional[list]]], value: Any,
+                raised: Optional[BaseException]) -> dict:
+        """Returns the reply to a call: the value (or the error), and the arguments it was given that
+        it changed, as they are now (`before`: each mutable argument and what it held, `_contents`)."""
+        changed = [made for made, held in before if _changed(made, held)]
         encoder = _Encoder(origins)
-        tree = encoder.encode([None if raised is not None else value, mutables])
+        tree = encoder.encode([None if raised is not None else value, changed])
+        if sum(_changed(made, held) for made, held in before) != len(changed):  # reading the value changed one: all of them
+            encoder = _Encoder(origins)
+            tree = encoder.encode([None if raised is not None else value, [made for made, _ in before]])
         reply: dict = {"data": tree, "subclasses": encoder.subclasses[:20]}
         if raised is not None:
             reply["raised"] = self._raised(raised)
@@ -1079,6 +1155,7 @@ def serve(rfd: int, wfd: int) -> None:
 
 
 _POLL = 0.2  # seconds between looks at the server's CPU time while waiting
+_FIRST_CHUNK, _LAST_CHUNK = 16, 1024  # calls of a plan sent in one request: the first request, and at most (growing 4x)
 _sandbox: list = []  # grader.sandbox, once looked for (None when it is missing)
 
 
@@ -1290,6 +1367,12 @@ class Remote:
         self._poller: Any = None
         self._watcher: Any = None
         self._waits = ChosenWait(None)  # the seconds the servers chose to wait while an operation ran
+        self._plan: collections.deque = collections.deque()  # the calls a check said it will make (see `expect`)
+        self._fetched: collections.deque = collections.deque()  # the server's replies to the plan's first calls
+        self._fetched_limits: tuple[Optional[float], Optional[float]] = (None, None)  # what bounded them
+        self._chunk = _FIRST_CHUNK
+        self._epoch = 0  # plans dropped so far
+        self._fetched_relays: list[BaseException] = []  # what callbacks relayed while the last chunk ran
 
     # life
 
@@ -1550,6 +1633,78 @@ class Remote:
 
     # calls
 
+    def expect(self, function: RemoteFunction, calls: Iterable[tuple], *, traps: Optional[str]) -> None:
+        """Says that the next calls will be `function` on each argument tuple of `calls`, in turn,
+        under the traps of the check `traps`: they then cross in a few requests (see `_Server.map`),
+        each still its own call with its own limit, answered as `__call__` would. A call that
+        differs from the plan, or any other operation, drops what is left of it (the calls made
+        ahead stay made: for a function whose calls count nothing, in the order the check makes them).
+        A callback made meanwhile is served as in a call, and an operation it makes drops the plan."""
+        self._drop_plan()
+        if function.remote is not self:
+            return
+        for args in calls:
+            encoder = _Encoder()
+            tree = encoder.encode([list(args), {}])
+            if encoder.unplain:
+                break
+            self._plan.append((function.id, tree, traps))
+
+    def _drop_plan(self) -> None:
+        self._epoch += 1
+        self._plan.clear()
+        self._fetched.clear()
+        self._chunk = _FIRST_CHUNK
+
+    def _planned(self, function: RemoteFunction, tree: Any, traps: Optional[str]) -> Optional[dict]:
+        """Returns the server's reply to this call when it is the plan's next (fetching the plan's
+        next calls first if need be), else None (and the plan is dropped)."""
+        if not self._plan:
+            return None
+        if self._plan[0] != (function.id, tree, traps):
+            self._drop_plan()
+            return None
+        if not self._fetched:
+            limit = self._cpu_limits[-1] if self._cpu_limits else None
+            limit = self.cpu if limit is None else limit
+            total, bound_by = None, None
+            used = self.cpu_seconds()
+            if self._budgets:
+                for began, seconds in self._budgets:
+                    left = seconds - (used - began)
+                    if left <= 0:
+                        self._drop_plan()
+                        raise RemoteTimeout(f"the test used more than its {seconds:g} s of CPU time")
+                    if total is None or left < total:
+                        total, bound_by = left, seconds
+            chunk = [tree for _, tree, _ in itertools.islice(self._plan, self._chunk)]
+            self._chunk = min(self._chunk * 4, _LAST_CHUNK)
+            message = {"op": "map", "id": function.id, "calls": chunk, "cpu": limit, "total": total, "traps": traps}
+            outside = total if total is not None else (limit * len(chunk) if limit is not None else None)
+            epoch = self._epoch
+            self._relays.append([])
+            try:
+                reply = self._request(message, cpu=outside)
+            except RemoteFailure:
+                # a call of the chunk ended or outran its server: the calls go one by one from here (in a new
+                # server), so the failure is told on the call that makes it; what the chunk spent is not the test's
+                spent = self.cpu_seconds() - used
+                self._budgets[:] = [(began + spent, seconds) for began, seconds in self._budgets]
+                self._drop_plan()
+                return None
+            finally:
+                self._fetched_relays = self._relays.pop()
+            replies = reply.get("replies")
+            if type(replies) is not list or len(replies) > len(chunk) or not all(type(r) is dict for r in replies):
+                raise self._fail(RemoteProtocolError(f"a map was answered with {_glimpse(reply)}"))
+            self._fetched_limits = (limit, bound_by)
+            if not replies or self._epoch != epoch:  # out of time before the first call (it goes alone, and its
+                self._drop_plan()  # limit says so), or a callback's operation dropped the plan: one by one from here
+                return replies[0] if replies else None
+            self._fetched.extend(replies)
+        self._plan.popleft()
+        return self._fetched.popleft()
+
     def _call(self, function: RemoteFunction, args: tuple, kwargs: dict) -> Any:
         """Calls `function` in the server (see `RemoteFunction`); returns its value."""
         encoder = _Encoder()
@@ -1557,17 +1712,25 @@ class Remote:
         if encoder.unplain:
             raise NotPlainData(f"{function.__name__} can only be given plain data (None, bool, int, float, str, bytes, "
                                f"tuple, list, set, frozenset, dict), not {_glimpse(args)}")
-        limit, budget = self._call_limit()
-        message = {"op": "call", "id": function.id, "data": tree, "cpu": limit,
-                   "traps": self._traps[-1] if self._traps else None}
-        self.calls += 1
-        self._relays.append([])
-        try:
-            reply = self._request(message, cpu=limit)
-        finally:
-            relayed = self._relays.pop()
-        if relayed:
-            raise relayed[0]
+        traps = self._traps[-1] if self._traps else None
+        reply = self._planned(function, tree, traps)
+        planned = reply is not None
+        if planned:
+            self.calls += 1
+            limit, budget = self._fetched_limits
+            if reply.get("by") == "call":
+                budget = None
+        else:
+            limit, budget = self._call_limit()
+            message = {"op": "call", "id": function.id, "data": tree, "cpu": limit, "traps": traps}
+            self.calls += 1
+            self._relays.append([])
+            try:
+                reply = self._request(message, cpu=limit)
+            finally:
+                relayed = self._relays.pop()
+            if relayed:
+                raise relayed[0]
         if "out_of_time" in reply:
             used = reply["out_of_time"]
             if budget is not None:  # the test's time ran out in this call: said as the test's limit, not what was left
@@ -1576,6 +1739,8 @@ class Remote:
                                 f"{function.__name__} ran out of CPU time" + (f" ({used:g} s)" if isinstance(used, (int, float)) else ""))
         if "not_written" in reply:
             raise NotImplementedError(str(reply["not_written"])[:2000])
+        if reply.get("relayed") and planned and self._fetched_relays:
+            raise self._fetched_relays[0]
         if reply.get("relayed"):
             raise RemoteProtocolError("the server relayed an exception that was never sent")
         if "data" not in reply:
@@ -1685,6 +1850,8 @@ class Remote:
         """Sends one operation and returns its reply, serving callbacks meanwhile; kills the server and
         raises RemoteTimeout, RemoteStalled, RemoteDied or RemoteProtocolError when it cannot answer.
         `cpu` is the operation's CPU limit (None: none); the server is killed at `cpu` + grace."""
+        if message.get("op") != "map":
+            self._drop_plan()  # another operation: the server's state may change, so the calls made ahead are stale
         if start and self._waits.seconds >= self.stall_seconds:
             raise _stalled(self.stall_seconds, ran=False)
         if start and (self._popen is None or self._dead is not None):
@@ -1785,6 +1952,7 @@ class Remote:
     def _fail(self, failure: RemoteFailure) -> RemoteFailure:
         """Kills the server and marks it dead (the next call starts a new one); returns `failure`."""
         self._dead = failure
+        self._drop_plan()
         popen = self._popen
         if popen is not None:
             _stop(popen, self._watcher)

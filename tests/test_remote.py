@@ -526,3 +526,159 @@ def test_the_server_runs_in_the_sandbox(tmp_path):
         with linked.cpu_limit(0.2), pytest.raises(RemoteTimeout):
             ns["blocks"]()
         assert ns["same"](1) == 1
+
+
+# -- planned calls: a check's fixed sequence of calls in a few crossings -----------------------------
+
+PLANNED = textwrap.dedent('''
+    import os, time
+
+    def mark(board):
+        board[0][0] = "X"
+
+    def same(value):
+        return value
+
+    def seen(n):
+        SEEN.append(n)
+        return len(SEEN)
+
+    def checked(n):
+        if n < 0:
+            raise ValueError(f"no {n}")
+        return n
+
+    def dies_on(n):
+        if n == 3:
+            os._exit(3)
+        return n
+
+    def burns(seconds):
+        end = time.process_time() + seconds
+        while time.process_time() < end:
+            pass
+        return seconds
+
+    def twice(n):
+        return helper(n) + helper(n + 1)
+
+    def sneaky(board):
+        class Sneaky:
+            def __repr__(self):
+                board[1][1] = "O"
+                return "sneaky"
+        return Sneaky()
+
+    SEEN = []
+''')
+
+
+@pytest.fixture
+def planned(tmp_path):
+    with Remote({"cells": [PLANNED]}, cwd=tmp_path, grace=1.0) as linked:
+        requests = []
+        send = linked._request
+
+        def counted(message, **options):
+            requests.append(message["op"])
+            return send(message, **options)
+
+        linked._request = counted
+        linked.requests = requests
+        yield linked
+
+
+def test_planned_calls_are_answered_as_calls_one_by_one_in_a_few_requests(planned):
+    ns = planned.namespace()
+    boards = [[[None] * 3 for _ in range(3)] for _ in range(100)]
+    planned.expect(ns["mark"], [([[None] * 3 for _ in range(3)],) for _ in boards], traps=None)
+    for board in boards:
+        rows = list(board)
+        assert ns["mark"](board) is None
+        assert board[0][0] == "X" and board[0] is rows[0]  # the mutation written into the caller's own list
+    planned.expect(ns["same"], [([1, 2],)] * 50, traps=None)
+    for _ in range(50):
+        given = [1, 2]
+        assert ns["same"](given) is given  # an argument returned is the caller's own object
+    planned.expect(ns["checked"], [(n,) for n in range(-5, 5)], traps=None)
+    for n in range(-5, 5):
+        if n < 0:
+            with pytest.raises(ValueError, match=f"no {n}") as caught:
+                ns["checked"](n)
+            assert caught.value.remote_line == f'in checked, line 16: raise ValueError(f"no {{n}}")'
+        else:
+            assert ns["checked"](n) == n
+    assert planned.requests.count("call") == 0 and planned.requests.count("map") == 3 + 2 + 1  # 16, 64, 20; 16, 34; 10
+    assert planned.calls == 160
+
+
+def test_a_call_off_the_plan_drops_it_and_the_calls_made_ahead_stay_made(planned):
+    ns = planned.namespace()
+    planned.expect(ns["seen"], [(n,) for n in range(40)], traps=None)
+    assert ns["seen"](0) == 1  # the first 16 are made now
+    assert ns["same"](5) == 5  # off the plan: a call of its own
+    assert ns["seen"](1) == 17  # not from the plan: the server's state moved on with the calls made ahead
+    assert planned.requests == ["map", "call", "call"]
+
+
+def test_a_planned_call_that_ends_its_server_is_told_on_that_call(planned):
+    ns = planned.namespace()
+    planned.expect(ns["dies_on"], [(n,) for n in range(8)], traps=None)
+    assert [ns["dies_on"](n) for n in range(3)] == [0, 1, 2]  # made again, one by one, in a new server
+    with pytest.raises(RemoteDied):
+        ns["dies_on"](3)
+    assert [ns["dies_on"](n) for n in range(4, 8)] == [4, 5, 6, 7]
+
+
+def test_planned_calls_keep_each_limit_and_the_tests_budget(planned):
+    ns = planned.namespace()
+    with planned.cpu_limit(0.3):
+        planned.expect(ns["burns"], [(0.01,), (5.0,), (0.02,)], traps=None)
+        assert ns["burns"](0.01) == 0.01
+        with pytest.raises(RemoteTimeout, match="burns used more than its 0.3 s"):
+            ns["burns"](5.0)
+        assert ns["burns"](0.02) == 0.02
+    with planned.budget(1.0):
+        planned.expect(ns["burns"], [(0.3,)] * 10, traps=None)
+        done = 0
+        with pytest.raises(RemoteTimeout, match="the test used more than its 1 s"):
+            for _ in range(10):
+                ns["burns"](0.3)
+                done += 1
+        assert 2 <= done <= 3  # told on the call that ran out, not on the first of the plan
+    assert planned.cpu_seconds() < 5
+
+
+def test_planned_calls_call_back_in_order_and_relay_the_graders_exceptions(planned):
+    from grader.checks import CheckFailed
+
+    ns = planned.namespace()
+    calls = []
+    ns["helper"] = lambda n: calls.append(n) or n
+    planned.expect(ns["twice"], [(1,), (2,)], traps=None)
+    assert ns["twice"](1) == 3 and ns["twice"](2) == 5 and calls == [1, 2, 2, 3]
+    failure = CheckFailed("the grader's own")
+
+    def refuses(n):
+        if n == 4:
+            raise failure
+        return n
+
+    ns["helper"] = refuses
+    planned.expect(ns["twice"], [(1,), (3,), (5,)], traps=None)
+    assert ns["twice"](1) == 3
+    with pytest.raises(CheckFailed) as caught:
+        ns["twice"](3)
+    assert caught.value is failure
+    assert ns["twice"](5) == 11
+
+
+def test_an_argument_changed_while_the_answer_is_read_comes_back_changed(planned):
+    ns = planned.namespace()
+    for plan in (False, True):
+        board = [[None] * 3 for _ in range(3)]
+        if plan:
+            planned.expect(ns["sneaky"], [([[None] * 3 for _ in range(3)],)], traps=None)
+        got = ns["sneaky"](board)
+        assert isinstance(got, Unplain) and repr(got) == "sneaky"
+        assert board[1][1] == "O"

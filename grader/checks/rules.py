@@ -72,6 +72,7 @@ def check_player(student: _Student) -> str:
                 note = "player must return X or O (X = 'X', O = 'O'); None means it returned nothing."
             raise _fail(call, _board(text), "wrong player", expected=repr(expected), got=_show(got), note=note, checked=checked)
 
+    student.expect_boards(_focus(boards))
     failures.each(boards, one)
     return _passed("player", f"all {len(boards):,} positions where the game is not over")
 
@@ -110,6 +111,7 @@ def check_actions(student: _Student) -> str:
             )
             raise _fail(call, _board(text), "wrong set of actions", expected=shown, got=repr(got), note=note, checked=checked)
 
+    student.expect_boards(_focus(boards))
     failures.each(boards, one)
     return _passed("actions", f"all {len(boards):,} positions where the game is not over")
 
@@ -136,6 +138,9 @@ def check_result(student: _Student) -> str:
     count = sum(len(classic.moves(b)) for b in boards)
     checked = f"{count:,} moves in {len(boards):,} positions are checked, and the taken squares"
     failures = _Failures("result", checked)
+    invalid_cases = {text: _invalid_cases(text, boards) for text in _focus(boards)}
+    student.expect([(_board(text), _action(square)) for text in _focus(boards) for square in classic.moves(text)]
+                   + [(_board(text), action) for text, cases in invalid_cases.items() for action, _, _ in cases])
     for text in _focus(boards):
         for square in classic.moves(text):
             with failures.case():
@@ -156,11 +161,7 @@ def check_result(student: _Student) -> str:
                     raise _fail(call, _board(text), f"wrong board after {ref.player(_board(text))} plays {action}", expected=repr(expected), got=_show(got),
                                 note=f"expected, drawn:\n{draw(expected)}" if _text_or_none(got) else "", checked=checked, kind="wrong board")
     invalid = 0
-    for text in _focus(boards):
-        taken = [s for s, c in enumerate(text) if c != "."]
-        cases = [(_action(s), f"square {_action(s)} is taken by {text[s]}", "a taken square") for s in taken]
-        if text in (boards[0], boards[5], boards[40]):
-            cases += [(action, why, "off the board") for action, why in INVALID_ACTIONS]
+    for text, cases in invalid_cases.items():
         for action, why, where in cases:
             invalid += 1
             with failures.case():
@@ -169,6 +170,17 @@ def check_result(student: _Student) -> str:
     error = _type_name(_invalid_action_error())
     raised = "raise an exception" if error == "Exception" else f"raise {error}"
     return _passed("result", f"all {count:,} legal moves, and {invalid:,} invalid ones {raised}")
+
+
+def _invalid_cases(text: Text, boards: list[Text]) -> list[tuple[Any, str, str]]:
+    """Return the invalid actions `check_result` tries on `text` (one of `boards`, the positions
+    not over): (action, why it is invalid, where it points) for each taken square, and the
+    squares off the board on three of the positions."""
+    taken = [s for s, c in enumerate(text) if c != "."]
+    cases = [(_action(s), f"square {_action(s)} is taken by {text[s]}", "a taken square") for s in taken]
+    if text in (boards[0], boards[5], boards[40]):
+        cases += [(action, why, "off the board") for action, why in INVALID_ACTIONS]
+    return cases
 
 
 def _board_shape(board: Any) -> str:
@@ -227,6 +239,7 @@ def check_winner(student: _Student) -> str:
             note = "If no one has three in a row, winner returns None (not 'None', not EMPTY's string)." if expected is None else ""
             raise _fail("winner(board)", _board(text), "wrong winner", expected=repr(expected), got=_show(got), note=note, checked=checked)
 
+    student.expect_boards(_focus(boards))
     failures.each(boards, one)
     return _passed("winner", f"all {len(boards):,} positions")
 
@@ -250,6 +263,7 @@ def check_terminal(student: _Student) -> str:
             note = "The game is over when someone has three in a row, or when every square is filled."
             raise _fail("terminal(board)", _board(text), "wrong answer", expected=repr(expected), got=repr(got), note=note, checked=checked)
 
+    student.expect_boards(_focus(boards))
     failures.each(boards, one)
     return _passed("terminal", f"all {len(boards):,} positions")
 
@@ -272,6 +286,7 @@ def check_utility(student: _Student) -> str:
             note = "X wins: 1; O wins: -1 (the CS50 project's text says 1 for O too: a typo); a tie: 0."
             raise _fail("utility(board)", _board(text), "wrong utility", expected=repr(expected), got=_show(got), note=note, checked=checked)
 
+    student.expect_boards(_focus(boards))
     failures.each(boards, one)
     return _passed("utility", f"all {len(boards):,} positions where the game is over")
 
@@ -304,6 +319,7 @@ def check_poss_win(poss_win: Callable) -> str:
     student = _Student(poss_win, "poss_win")
     boards = _positions(over=False)
     checked = f"{2 * len(boards):,} cases (X and O on every position not over) are checked"
+    student.expect([(rk_board(_board(text)), p) for text in boards for p in ("X", "O")])
     for text in boards:
         for p in ("X", "O"):
             b = rk_board(_board(text))

@@ -127,6 +127,18 @@ class _Student:
         if not _ALLOWED[-1]:
             _refuse_reference(function, name, self.kind)
 
+    def expect(self, calls: Iterable[tuple]) -> None:
+        """Says which calls the check makes next, in order (each a tuple of arguments): a function in
+        a sandbox then takes them in a few crossings, each call still judged on its own. Only for
+        checks that make their calls in a fixed order and count nothing (what a search examines is
+        counted call by call); nothing for a function of this process."""
+        if self.remote is not None:
+            self.remote.expect(self.function, calls, traps=None if _ALLOWED[-1] else self.kind)
+
+    def expect_boards(self, boards: Iterable[Text]) -> None:
+        """`expect` a call on a fresh CS50 board for each text board, as `_answer` makes them."""
+        self.expect((_board(text),) for text in boards)
+
     def raw(self, *args: Any) -> Any:
         """Return what the function returns with the reference off. A call of the reference and
         an unwritten stub are told as such (CheckFailed, NotImplementedError); whatever else the
@@ -624,6 +636,8 @@ def _answer(student: _Student, text: Text, checked: str) -> Any:
 
 def _answers(student: _Student, boards: Iterable[Text], checked: str) -> Iterator[tuple[Text, Any]]:
     """Yield (board, answer) for each board, as `_answer` gives it."""
+    boards = list(boards)
+    student.expect_boards(boards)
     for text in boards:
         yield text, _answer(student, text, checked)
 
