@@ -17,8 +17,10 @@ again with the roles split by what each process can reach:
   and dicts of them, rebuilt here). A lying ``str`` subclass arrives as the plain ``str`` it
   holds; nothing the submission runs can reach a check, a counter, the reference or a verdict.
   The functions the lesson hands the student ready-made are the grader's own here; where a check
-  counts calls to them, the sandbox calls back here for each one, so the calls counted are calls
-  the grader saw.
+  counts the positions a search examines through them, the sandbox's copies note each board they
+  are passed and the notes come with the call's answer (``grader.checks.student.counting_positions``):
+  the student's process says which boards it showed them, as it would by calling them, and the
+  check judges the positions themselves.
 
 A test cell's verdict is written into its outputs (a failure as an error output), so nbgrader's
 own scoring gives it full points or none, once; the re-check can only lower what the notebook earned. A submission is listed as suspicious when a visible test passed in

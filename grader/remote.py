@@ -582,6 +582,14 @@ def definitions(source: str) -> list[ast.stmt]:
     return [statement for statement in tree.body if isinstance(statement, KEPT)]
 
 
+# What the grader's own code in the student server leaves for the grader with a call's answer (a
+# recorder's boards: ``grader.checks.student.counting_positions``): text, at most MAX_NOTES a call, each
+# at most NOTE_CHARS long. The student's code can write here too: the grader reads a note as a claim
+# the student's process makes, as it reads an answer.
+NOTES: list = []
+MAX_NOTES, NOTE_CHARS = 200_000, 100
+
+
 class _OutOfCPU(BaseException):
     """Raised in the student's code when a call's CPU time is up."""
 
@@ -937,6 +945,7 @@ class _Server:
         args, kwargs = top
         origins, mutables = _incoming(decoder, top, args, kwargs)
         before = [(made, _contents(made)) for made in mutables]
+        NOTES.clear()
 
         def answered() -> dict:
             value: Any = None
@@ -982,6 +991,9 @@ class _Server:
             encoder = _Encoder(origins)
             tree = encoder.encode([None if raised is not None else value, [made for made, _ in before]])
         reply: dict = {"data": tree, "subclasses": encoder.subclasses[:20]}
+        if NOTES:
+            reply["notes"] = [note for note in NOTES[:MAX_NOTES] if type(note) is str and len(note) <= NOTE_CHARS]
+            NOTES.clear()
         if raised is not None:
             reply["raised"] = self._raised(raised)
         else:
@@ -1372,6 +1384,7 @@ class Remote:
         self._fetched_limits: tuple[Optional[float], Optional[float]] = (None, None)  # what bounded them
         self._chunk = _FIRST_CHUNK
         self._epoch = 0  # plans dropped so far
+        self._listeners: list[Callable[[list], None]] = []  # told the notes of each call's answer (see `listening`)
         self._fetched_relays: list[BaseException] = []  # what callbacks relayed while the last chunk ran
 
     # life
@@ -1581,6 +1594,17 @@ class Remote:
             self._traps.pop()
 
     @contextlib.contextmanager
+    def listening(self, listener: Callable[[list], None]) -> Iterator[None]:
+        """Inside the block, `listener` is given the notes each call's answer brings (a list of str
+        the server's `NOTES` held at its end, at most MAX_NOTES, each at most NOTE_CHARS: what the
+        grader's code in the server recorded, or what the student's code wrote there)."""
+        self._listeners.append(listener)
+        try:
+            yield
+        finally:
+            self._listeners.pop()
+
+    @contextlib.contextmanager
     def budget(self, seconds: float) -> Iterator[None]:
         """Inside the block, the calls may use `seconds` of CPU time in all (each call at most what is
         left, under its own limit too); a call made when none is left raises RemoteTimeout."""
@@ -1731,6 +1755,9 @@ class Remote:
                 relayed = self._relays.pop()
             if relayed:
                 raise relayed[0]
+        notes = reply.get("notes")
+        if self._listeners and type(notes) is list:
+            self._listeners[-1]([note for note in notes[:MAX_NOTES] if type(note) is str and len(note) <= NOTE_CHARS])
         if "out_of_time" in reply:
             used = reply["out_of_time"]
             if budget is not None:  # the test's time ran out in this call: said as the test's limit, not what was left
@@ -2084,6 +2111,8 @@ def _described(error: BaseException) -> dict:
 
 if __name__ == "__main__":
     if len(sys.argv) == 4 and sys.argv[1] == "serve":
-        serve(int(sys.argv[2]), int(sys.argv[3]))
+        from grader import remote  # served as grader.remote: the module the grader's code in the server finds (NOTES)
+
+        remote.serve(int(sys.argv[2]), int(sys.argv[3]))
     else:
         sys.exit("usage: python -m grader.remote serve RFD WFD")

@@ -682,3 +682,31 @@ def test_an_argument_changed_while_the_answer_is_read_comes_back_changed(planned
         got = ns["sneaky"](board)
         assert isinstance(got, Unplain) and repr(got) == "sneaky"
         assert board[1][1] == "O"
+
+
+def test_notes_come_with_the_answer_bounded_whatever_the_student_writes(tmp_path):
+    cells = [textwrap.dedent('''
+        from grader import remote
+
+        def writes(n):
+            remote.NOTES.extend(["........."] * n + [None, 7, "x" * 1000, "X........"])
+            return n
+
+        def raises():
+            remote.NOTES.append("O........")
+            raise ValueError("after a note")
+    ''')]
+    heard = []
+    with Remote({"cells": cells}, cwd=tmp_path) as linked:
+        ns = linked.namespace()
+        assert ns["writes"](3) == 3  # no listener: nothing is read
+        with linked.listening(heard.append):
+            assert ns["writes"](2) == 2
+            assert heard == [["........."] * 2 + ["X........"]]  # only text, each at most NOTE_CHARS
+            heard.clear()
+            assert ns["writes"](remote.MAX_NOTES + 10) == remote.MAX_NOTES + 10
+            assert len(heard[0]) == remote.MAX_NOTES
+            heard.clear()
+            with pytest.raises(ValueError):
+                ns["raises"]()
+            assert heard == [["O........"]]  # the boards a search passed before it raised count too

@@ -188,12 +188,7 @@ def _derived(kind: str, modules: frozenset) -> tuple[dict[int, Any], tuple[Any, 
         members = [v for v in vars(r).values() if isinstance(_plain(v), types.FunctionType) and _plain(v).__module__ == r.__name__] \
             if isinstance(r, types.ModuleType) else [r]
         references.update((id(_plain(m)), _plain(m)) for m in members)
-    everything = _everything()
-    uses = {id(f): {id(_plain(u)) for u in _uses(f)} for f in everything}
-    users: dict[int, set[int]] = {}
-    for f in everything:
-        for used in uses[id(f)] - {id(f)}:
-            users.setdefault(used, set()).add(id(f))
+    everything, users = _use_graph(modules)
     grown = True
     while grown:  # a reference's private helpers (``classic._negamax``, ``search._Searcher.minimax``) compute it too
         grown = False
@@ -204,16 +199,28 @@ def _derived(kind: str, modules: frozenset) -> tuple[dict[int, Any], tuple[Any, 
                 grown = True
     found = dict(references)
     found.update((id(f), f) for f in everything if f.__module__.split(".")[0] == "grader")  # the grader is no course material
-    grown = True
-    while grown:  # whatever reaches something forbidden is forbidden
-        grown = False
-        for f in everything:
-            if id(f) not in found and uses[id(f)] & found.keys():
-                found[id(f)] = f
-                grown = True
+    by_id = {id(f): f for f in everything}
+    reached = list(found)
+    while reached:  # whatever reaches something forbidden is forbidden: each user of one, and so on
+        for user in users.get(reached.pop(), ()):
+            if user not in found:
+                found[user] = by_id[user]
+                reached.append(user)
     cached = {id(_plain(getattr(w, "__func__", w))) for _, _, w in _cache_sites(modules)}
     traps = tuple(f for i, f in found.items() if i in references or (i in cached and f.__module__.startswith("ttt")))
     return found, traps, tuple(references.values())
+
+
+@functools.lru_cache(maxsize=8)
+def _use_graph(modules: frozenset) -> tuple[list[Any], dict[int, set[int]]]:
+    """Return (`_everything` (), {id: ids of the functions among them that use it}) over the package
+    modules imported now (`modules`): the graph every check's `_derived` walks."""
+    everything = _everything()
+    users: dict[int, set[int]] = {}
+    for f in everything:
+        for used in {id(_plain(u)) for u in _uses(f)} - {id(f)}:
+            users.setdefault(used, set()).add(id(f))
+    return everything, users
 
 
 @functools.lru_cache(maxsize=8)

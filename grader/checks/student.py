@@ -735,8 +735,11 @@ class Examined:
 
     def see(self, board: Any) -> None:
         """Count `board` if the search moves to it (it is not a position on the current path)."""
-        text = _now(board)
-        if text is None:
+        self.see_text(_now(board))
+
+    def see_text(self, text: Any) -> None:
+        """`see` a board as `_now` reads it: nine characters (anything else is no board)."""
+        if type(text) is not str or len(text) != 9:
             return
         path = self._path
         while path and not _leads_to(path[-1], text):
@@ -759,11 +762,19 @@ def counting_positions(namespace: dict, names: Sequence[str] = SEARCH_FUNCTIONS)
     Yields an `Examined`: ``count`` is the nodes visited, the root included. Each function found
     in the namespace is wrapped, so a search that changes one board in place and undoes the move
     is counted as one that makes new boards with ``result``.
+
+    In a student server (a ``grader.remote.LinkedNamespace``), a function of the package is that
+    server's own copy, which notes each board it is passed (`_recording`), and the boards come with
+    the answer of the call that passed them: no crossing for each. A note is the student process's
+    word, as a board it passed to a callback was: it can claim no more than a search that calls
+    the functions on the boards of its choice, and a check judges the positions themselves
+    (`grader.checks.minimax.proves_move`). Any other function is called back here for each call.
     """
     found = {name: namespace[name] for name in names if callable(namespace.get(name))}
     if not found:
         raise CheckFailed(f"there is none of {', '.join(names)} where your search looks for them, so its nodes cannot be counted.")
     examined = Examined()
+    remote = getattr(namespace, "remote", None) if type(namespace).__name__ == "LinkedNamespace" else None
 
     def watched(function: Callable) -> Callable:
         def examining(*args: Any, **kwargs: Any) -> Any:
@@ -772,13 +783,48 @@ def counting_positions(namespace: dict, names: Sequence[str] = SEARCH_FUNCTIONS)
             return function(*args, **kwargs)
 
         examining.__name__ = examining.__qualname__ = getattr(function, "__name__", "function")
+        where = _package_function(function) if remote is not None else None
+        if where is not None:
+            examining._sandbox_local = (__name__, "_recording", where)  # type: ignore[attr-defined]
         return examining
 
     namespace.update({name: watched(function) for name, function in found.items()})
     try:
-        yield examined
+        with remote.listening(lambda notes: [examined.see_text(note) for note in notes]) if remote else contextlib.nullcontext():
+            yield examined
     finally:
         namespace.update(found)
+
+
+def _package_function(function: Any) -> Optional[tuple[str, str]]:
+    """Return (module, name) of a function of ttt found under its own name in its module, else None."""
+    module, name = getattr(function, "__module__", None), getattr(function, "__name__", None)
+    if not (isinstance(module, str) and isinstance(name, str) and module.split(".")[0] == "ttt"):
+        return None
+    import importlib
+
+    try:
+        return (module, name) if getattr(importlib.import_module(module), name, None) is function else None
+    except ImportError:
+        return None
+
+
+def _recording(module: str, name: str) -> Callable:
+    """Return, in a student server, the function `name` of `module` made to note each board it is
+    passed (`_now`) in ``grader.remote.NOTES``, which the call's answer takes to the grader."""
+    import importlib
+    import sys
+
+    function = getattr(importlib.import_module(module), name)
+    notes = sys.modules["grader.remote"].NOTES
+
+    def recorded(*args: Any, **kwargs: Any) -> Any:
+        if args:
+            notes.append(_now(args[0]))
+        return function(*args, **kwargs)
+
+    recorded.__name__ = recorded.__qualname__ = name
+    return recorded
 
 
 @contextlib.contextmanager
