@@ -194,6 +194,7 @@ class _Encoder:
         self.subclasses: list[str] = []  # "MyStr (a subclass of str)", once each
         self.unplain = False
         self.mutable = False
+        self.other = False  # met a value that is not of a plain type (see `_other`)
 
     def encode(self, value: Any, depth: int = 0) -> Any:
         """Returns the JSON tree of `value`."""
@@ -240,6 +241,7 @@ class _Encoder:
 
     def _other(self, value: Any, kind: type, depth: int) -> Any:
         """A subclass of a plain type (as its plain base, noted), a NumPy int (as an int), or an `Unplain`."""
+        self.other = True  # reading it may run its own code
         if kind is Unplain:
             return ["u", value.type_name, value.text]
         try:
@@ -452,6 +454,17 @@ class _Decoder:
         return tuple.__new__(kind, items)
 
 
+class _ClientsDecoder(_Decoder):
+    """The student server's decoder of the grader's own messages: the bounds on the work a value
+    costs protect the grader from the student's process, not the other way round."""
+
+    def _size(self, items: list) -> int:
+        return 1
+
+    def _hashable(self, items: Any, size: int) -> None:
+        return None
+
+
 def decode(tree: Any) -> Any:
     """Returns the value a JSON tree stands for (exact built-in types only); raises RemoteProtocolError for a malformed one."""
     return _Decoder().decode(tree)
@@ -528,6 +541,17 @@ def _changed(made: Any, held: Optional[list]) -> bool:
     if type(made) is list:
         return any(map(operator.is_not, made, held))
     return any(k is not k0 or v is not v0 for (k, v), (k0, v0) in zip(dict.items(made), held))
+
+
+def _identical(a: Any, b: Any) -> bool:
+    """True if `a` and `b` are equal plain values of the very same types all the way down (1 is
+    neither True nor 1.0); False for anything else (a set, a dict: never taken from a plan)."""
+    kind = type(a)
+    if kind is not type(b):
+        return False
+    if kind is list or isinstance(a, tuple):
+        return len(a) == len(b) and all(map(_identical, a, b))
+    return kind in _JSON_SCALARS and a == b
 
 
 def _incoming(decoder: _Decoder, *wrappers: Any) -> tuple[dict[int, int], list]:
@@ -938,7 +962,7 @@ class _Server:
     def _call_one(self, function: Any, data: Any, traps: Any, cpu: Any) -> dict:
         """Calls `function` on `data` ([args, kwargs]) under the traps of the check `traps` (None:
         none, or the caller's in force) and `cpu` CPU seconds; returns the reply `call` describes."""
-        decoder = _Decoder()
+        decoder = _ClientsDecoder()
         top = decoder.decode(data)
         if type(top) is not list or len(top) != 2 or type(top[0]) is not list or type(top[1]) is not dict:
             raise ValueError("call needs [args, kwargs]")
@@ -987,7 +1011,7 @@ class _Server:
         changed = [made for made, held in before if _changed(made, held)]
         encoder = _Encoder(origins)
         tree = encoder.encode([None if raised is not None else value, changed])
-        if sum(_changed(made, held) for made, held in before) != len(changed):  # reading the value changed one: all of them
+        if encoder.other and sum(_changed(made, held) for made, held in before) != len(changed):  # reading the value changed one: all of them
             encoder = _Encoder(origins)
             tree = encoder.encode([None if raised is not None else value, [made for made, _ in before]])
         reply: dict = {"data": tree, "subclasses": encoder.subclasses[:20]}
@@ -1167,6 +1191,7 @@ def serve(rfd: int, wfd: int) -> None:
 
 
 _POLL = 0.2  # seconds between looks at the server's CPU time while waiting
+_STUDENT_RUNS = ("call", "map", "refuse", "clear_caches")  # operations that run the student's code: their replies are its word
 _FIRST_CHUNK, _LAST_CHUNK = 16, 1024  # calls of a plan sent in one request: the first request, and at most (growing 4x)
 _sandbox: list = []  # grader.sandbox, once looked for (None when it is missing)
 
@@ -1667,12 +1692,7 @@ class Remote:
         self._drop_plan()
         if function.remote is not self:
             return
-        for args in calls:
-            encoder = _Encoder()
-            tree = encoder.encode([list(args), {}])
-            if encoder.unplain:
-                break
-            self._plan.append((function.id, tree, traps))
+        self._plan.extend((function.id, tuple(args), traps) for args in calls)
 
     def _drop_plan(self) -> None:
         self._epoch += 1
@@ -1680,12 +1700,14 @@ class Remote:
         self._fetched.clear()
         self._chunk = _FIRST_CHUNK
 
-    def _planned(self, function: RemoteFunction, tree: Any, traps: Optional[str]) -> Optional[dict]:
-        """Returns the server's reply to this call when it is the plan's next (fetching the plan's
-        next calls first if need be), else None (and the plan is dropped)."""
+    def _planned(self, function: RemoteFunction, args: tuple, kwargs: dict, traps: Optional[str]) -> Optional[dict]:
+        """Returns the server's reply to this call when it is the plan's next (the same function,
+        traps, and arguments of the same values and types, `_identical`), fetching the plan's next
+        calls first if need be; else None (and the plan is dropped)."""
         if not self._plan:
             return None
-        if self._plan[0] != (function.id, tree, traps):
+        planned_id, planned_args, planned_traps = self._plan[0]
+        if kwargs or planned_id != function.id or planned_traps != traps or not _identical(args, planned_args):
             self._drop_plan()
             return None
         if not self._fetched:
@@ -1701,26 +1723,37 @@ class Remote:
                         raise RemoteTimeout(f"the test used more than its {seconds:g} s of CPU time")
                     if total is None or left < total:
                         total, bound_by = left, seconds
-            chunk = [tree for _, tree, _ in itertools.islice(self._plan, self._chunk)]
+            chunk = []
+            for _, planned_args, _ in itertools.islice(self._plan, self._chunk):
+                encoder = _Encoder()
+                tree = encoder.encode([list(planned_args), {}])
+                if encoder.unplain:  # not plain data: the plan ends before it (the call says so itself)
+                    while len(self._plan) > len(chunk):
+                        self._plan.pop()
+                    break
+                chunk.append(tree)
+            if not chunk:
+                self._drop_plan()
+                return None
             self._chunk = min(self._chunk * 4, _LAST_CHUNK)
             message = {"op": "map", "id": function.id, "calls": chunk, "cpu": limit, "total": total, "traps": traps}
             outside = total if total is not None else (limit * len(chunk) if limit is not None else None)
             epoch = self._epoch
             self._relays.append([])
             try:
-                reply = self._request(message, cpu=outside)
+                replies = self._request(message, cpu=outside).get("replies")
+                if type(replies) is not list or len(replies) > len(chunk) or not all(type(r) is dict for r in replies):
+                    raise self._fail(RemoteProtocolError("a map was answered with something else"))
             except RemoteFailure:
-                # a call of the chunk ended or outran its server: the calls go one by one from here (in a new
-                # server), so the failure is told on the call that makes it; what the chunk spent is not the test's
+                # a call of the chunk ended or outran its server, or wrote a reply of its own: the calls go one by
+                # one from here (in a new server), so the failure is told on the call that makes it, and what the
+                # chunk spent is not the test's
                 spent = self.cpu_seconds() - used
                 self._budgets[:] = [(began + spent, seconds) for began, seconds in self._budgets]
                 self._drop_plan()
                 return None
             finally:
                 self._fetched_relays = self._relays.pop()
-            replies = reply.get("replies")
-            if type(replies) is not list or len(replies) > len(chunk) or not all(type(r) is dict for r in replies):
-                raise self._fail(RemoteProtocolError(f"a map was answered with {_glimpse(reply)}"))
             self._fetched_limits = (limit, bound_by)
             if not replies or self._epoch != epoch:  # out of time before the first call (it goes alone, and its
                 self._drop_plan()  # limit says so), or a callback's operation dropped the plan: one by one from here
@@ -1731,20 +1764,21 @@ class Remote:
 
     def _call(self, function: RemoteFunction, args: tuple, kwargs: dict) -> Any:
         """Calls `function` in the server (see `RemoteFunction`); returns its value."""
-        encoder = _Encoder()
-        tree = encoder.encode([list(args), dict(kwargs)])
-        if encoder.unplain:
-            raise NotPlainData(f"{function.__name__} can only be given plain data (None, bool, int, float, str, bytes, "
-                               f"tuple, list, set, frozenset, dict), not {_glimpse(args)}")
         traps = self._traps[-1] if self._traps else None
-        reply = self._planned(function, tree, traps)
+        reply = self._planned(function, args, kwargs, traps)
         planned = reply is not None
+        encoder: Optional[_Encoder] = None
         if planned:
             self.calls += 1
             limit, budget = self._fetched_limits
             if reply.get("by") == "call":
                 budget = None
         else:
+            encoder = _Encoder()
+            tree = encoder.encode([list(args), dict(kwargs)])
+            if encoder.unplain:
+                raise NotPlainData(f"{function.__name__} can only be given plain data (None, bool, int, float, str, bytes, "
+                                   f"tuple, list, set, frozenset, dict), not {_glimpse(args)}")
             limit, budget = self._call_limit()
             message = {"op": "call", "id": function.id, "data": tree, "cpu": limit, "traps": traps}
             self.calls += 1
@@ -1779,7 +1813,10 @@ class Remote:
                 raise RemoteProtocolError(f"a call was answered with {_glimpse(reply)}")
         except RemoteProtocolError as error:
             raise self._fail(error) from None
-        value = _settle(decoder, top[0], encoder.objects)
+        if decoder.origins and encoder is None:  # an argument came back: the containers this call was given, numbered
+            encoder = _Encoder()
+            encoder.encode([list(args), dict(kwargs)])
+        value = _settle(decoder, top[0], encoder.objects if encoder is not None else [])
         notes = reply.get("subclasses")
         if isinstance(notes, list) and notes:
             for note in notes[:20]:
@@ -1891,6 +1928,8 @@ class Remote:
                 self._fail(error if isinstance(error, RemoteFailure) else RemoteDied(f"the call was interrupted ({type(error).__name__})"))
             raise
         if "error" in reply and len(reply) <= 2:
+            if message.get("op") in _STUDENT_RUNS:  # the student's code ran: it may have written this itself
+                raise self._fail(RemoteProtocolError(f"{message.get('op')} was answered with an error: {str(reply['error'])[:300]}"))
             raise RuntimeError(f"the server refused {message.get('op')}: {str(reply['error'])[:300]}")
         return reply
 

@@ -97,6 +97,12 @@ HOSTILE = textwrap.dedent('''
 
     def fine():
         return {1, 2, 3}
+
+    def says_error():
+        import json, struct
+        body = json.dumps({"error": "no such operation"}).encode()
+        os.write(int(sys.argv[-1]), struct.pack(">I", len(body)) + body)
+        time.sleep(60)
 ''')
 
 
@@ -148,3 +154,14 @@ def test_an_int_too_long_for_repr_is_taken_and_a_check_says_what_it_got():
     assert big == 16**9999
     assert _shown(big) == "<an int of 39,997 bits, too long to write out>" and "too long" in _shown([1, big])
     assert _kind_of(big) == "the number <an int of 39,997 bits, too long to write out>"
+
+
+@pytest.mark.slow
+def test_an_error_written_by_the_students_code_is_its_answer_not_the_graders_trouble(sandboxed):
+    ns = sandboxed.namespace()
+    with pytest.raises(RemoteProtocolError, match="call was answered with an error"):
+        ns["says_error"]()  # before: a RuntimeError of the grader's, and the unit was never graded
+    sandboxed.expect(ns["says_error"], [()] * 3, traps=None)
+    with pytest.raises(RemoteProtocolError, match="call was answered with an error"):
+        ns["says_error"]()  # a planned call too: told on its own call
+    assert ns["fine"]() == {1, 2, 3}

@@ -340,3 +340,18 @@ def test_what_a_submission_says_reaches_the_terminal_as_text():
     table = summary([Outcome("mallory", "tiny", 3, 3, suspicious=[said], problems=["cell said \x1b[2J"])])
     assert "\x1b" not in table and "\r" not in table and "\x07" not in table
     assert "\\x1b[2J\\x1b[H\\x1b[32mALL GRADES OK\\rhonest-bob" in table and "mallory / tiny: cell said \\x1b[2J" in table
+
+
+def test_a_grader_process_reads_notebooks_without_jsonschemas_iri_parsers():
+    """rfc3987_syntax (installed for jupyter_events) builds 38 parsers when jsonschema imports it:
+    2 CPU seconds in each process that reads a notebook; the grader's processes go without it."""
+    import subprocess
+
+    code = ("import time; start = time.process_time(); import grader, nbformat, nbgrader.apps; import sys; "
+            "print('rfc3987_syntax' in sys.modules and sys.modules['rfc3987_syntax'] is not None, "
+            "round(time.process_time() - start, 2))")
+    loaded, seconds = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    assert loaded == "False"
+    plain = subprocess.run([sys.executable, "-c", "import sys, rfc3987_syntax; print('rfc3987_syntax' in sys.modules)"],
+                           capture_output=True, text=True)
+    assert plain.stdout.strip() == "True", "the package is installed here, so the test shows the grader skips it"
