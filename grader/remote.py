@@ -1714,8 +1714,8 @@ class Remote:
             limit = self._cpu_limits[-1] if self._cpu_limits else None
             limit = self.cpu if limit is None else limit
             total, bound_by = None, None
-            used = self.cpu_seconds()
             if self._budgets:
+                used = self.cpu_seconds()
                 for began, seconds in self._budgets:
                     left = seconds - (used - began)
                     if left <= 0:
@@ -1746,10 +1746,10 @@ class Remote:
                     raise self._fail(RemoteProtocolError("a map was answered with something else"))
             except RemoteFailure:
                 # a call of the chunk ended or outran its server, or wrote a reply of its own: the calls go one by
-                # one from here (in a new server), so the failure is told on the call that makes it, and what the
-                # chunk spent is not the test's
-                spent = self.cpu_seconds() - used
-                self._budgets[:] = [(began + spent, seconds) for began, seconds in self._budgets]
+                # one from here (in a new server), so the failure is told on the call that makes it. What the chunk
+                # spent stays the test's: given back, it would be a second allowance for a submission that keeps
+                # its work in its folder and ends its server on purpose (a chunk stopped from outside, past all
+                # the test's time, is then told on the chunk's first call)
                 self._drop_plan()
                 return None
             finally:
