@@ -1404,7 +1404,9 @@ class Remote:
         self._poller: Any = None
         self._watcher: Any = None
         self._waits = ChosenWait(None)  # the seconds the servers chose to wait while an operation ran
-        self._plan: collections.deque = collections.deque()  # the calls a check said it will make (see `expect`)
+        self._plan_of: Optional[tuple[int, Optional[str]]] = None  # the function and traps of the planned calls (see `expect`)
+        self._plan_source: Iterator[tuple] = iter(())  # the planned calls' arguments not read yet
+        self._plan: collections.deque = collections.deque()  # the planned calls' arguments read, not made yet
         self._fetched: collections.deque = collections.deque()  # the server's replies to the plan's first calls
         self._fetched_limits: tuple[Optional[float], Optional[float]] = (None, None)  # what bounded them
         self._chunk = _FIRST_CHUNK
@@ -1688,14 +1690,15 @@ class Remote:
         each still its own call with its own limit, answered as `__call__` would. A call that
         differs from the plan, or any other operation, drops what is left of it (the calls made
         ahead stay made: for a function whose calls count nothing, in the order the check makes them).
-        A callback made meanwhile is served as in a call, and an operation it makes drops the plan."""
+        A callback made meanwhile is served as in a call, and an operation it makes drops the plan.
+        `calls` is read a chunk at a time, as the chunks are sent."""
         self._drop_plan()
-        if function.remote is not self:
-            return
-        self._plan.extend((function.id, tuple(args), traps) for args in calls)
+        if function.remote is self:
+            self._plan_of, self._plan_source = (function.id, traps), iter(calls)
 
     def _drop_plan(self) -> None:
         self._epoch += 1
+        self._plan_of, self._plan_source = None, iter(())
         self._plan.clear()
         self._fetched.clear()
         self._chunk = _FIRST_CHUNK
@@ -1704,10 +1707,11 @@ class Remote:
         """Returns the server's reply to this call when it is the plan's next (the same function,
         traps, and arguments of the same values and types, `_identical`), fetching the plan's next
         calls first if need be; else None (and the plan is dropped)."""
-        if not self._plan:
+        if self._plan_of is None:
             return None
-        planned_id, planned_args, planned_traps = self._plan[0]
-        if kwargs or planned_id != function.id or planned_traps != traps or not _identical(args, planned_args):
+        if not self._plan:
+            self._plan.extend(itertools.islice(self._plan_source, self._chunk))
+        if kwargs or self._plan_of != (function.id, traps) or not self._plan or not _identical(args, tuple(self._plan[0])):
             self._drop_plan()
             return None
         if not self._fetched:
@@ -1723,13 +1727,15 @@ class Remote:
                         raise RemoteTimeout(f"the test used more than its {seconds:g} s of CPU time")
                     if total is None or left < total:
                         total, bound_by = left, seconds
+            self._plan.extend(itertools.islice(self._plan_source, max(0, self._chunk - len(self._plan))))
             chunk = []
-            for _, planned_args, _ in itertools.islice(self._plan, self._chunk):
+            for planned_args in itertools.islice(self._plan, self._chunk):
                 encoder = _Encoder()
                 tree = encoder.encode([list(planned_args), {}])
                 if encoder.unplain:  # not plain data: the plan ends before it (the call says so itself)
                     while len(self._plan) > len(chunk):
                         self._plan.pop()
+                    self._plan_source = iter(())
                     break
                 chunk.append(tree)
             if not chunk:

@@ -61,7 +61,7 @@ def check_line_score(student_line_score: Callable) -> str:
     student = _Student(student_line_score, "line_score")
     count = 0
     checked = "all 19,683 fillings of a small board, for X and for O, are checked"
-    student.expect([(small, p) for small in _smalls() for p in ("X", "O")])
+    student.expect((small, p) for small in _smalls() for p in ("X", "O"))
     for small in _smalls():
         for p in ("X", "O"):
             count += 1
@@ -89,7 +89,7 @@ def check_evaluate(evaluate: Callable) -> str:
     checked = f"{len(positions):,} positions from random games are checked"
     swap = stand_ins(evaluate, "evaluate")
     with substituted(namespace, **swap):
-        student.expect([(state,) for state in positions])
+        student.expect((state,) for state in positions)
         for state in positions:
             got = student(state, call="evaluate(state)", board=None, checked=checked)
             expected = bigboard.line_count_evaluate(state)

@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import itertools
 import numbers
 from typing import Any, Callable
 
@@ -72,8 +73,7 @@ def check_player(student: _Student) -> str:
                 note = "player must return X or O (X = 'X', O = 'O'); None means it returned nothing."
             raise _fail(call, _board(text), "wrong player", expected=repr(expected), got=_show(got), note=note, checked=checked)
 
-    student.expect_boards(_focus(boards))
-    failures.each(boards, one)
+    failures.each(boards, one, asking=student)
     return _passed("player", f"all {len(boards):,} positions where the game is not over")
 
 
@@ -111,8 +111,7 @@ def check_actions(student: _Student) -> str:
             )
             raise _fail(call, _board(text), "wrong set of actions", expected=shown, got=repr(got), note=note, checked=checked)
 
-    student.expect_boards(_focus(boards))
-    failures.each(boards, one)
+    failures.each(boards, one, asking=student)
     return _passed("actions", f"all {len(boards):,} positions where the game is not over")
 
 
@@ -139,8 +138,8 @@ def check_result(student: _Student) -> str:
     checked = f"{count:,} moves in {len(boards):,} positions are checked, and the taken squares"
     failures = _Failures("result", checked)
     invalid_cases = {text: _invalid_cases(text, boards) for text in _focus(boards)}
-    student.expect([(_board(text), _action(square)) for text in _focus(boards) for square in classic.moves(text)]
-                   + [(_board(text), action) for text, cases in invalid_cases.items() for action, _, _ in cases])
+    student.expect(itertools.chain(((_board(text), _action(square)) for text in invalid_cases for square in classic.moves(text)),
+                                   ((_board(text), action) for text, cases in invalid_cases.items() for action, _, _ in cases)))
     for text in _focus(boards):
         for square in classic.moves(text):
             with failures.case():
@@ -239,8 +238,7 @@ def check_winner(student: _Student) -> str:
             note = "If no one has three in a row, winner returns None (not 'None', not EMPTY's string)." if expected is None else ""
             raise _fail("winner(board)", _board(text), "wrong winner", expected=repr(expected), got=_show(got), note=note, checked=checked)
 
-    student.expect_boards(_focus(boards))
-    failures.each(boards, one)
+    failures.each(boards, one, asking=student)
     return _passed("winner", f"all {len(boards):,} positions")
 
 
@@ -263,8 +261,7 @@ def check_terminal(student: _Student) -> str:
             note = "The game is over when someone has three in a row, or when every square is filled."
             raise _fail("terminal(board)", _board(text), "wrong answer", expected=repr(expected), got=repr(got), note=note, checked=checked)
 
-    student.expect_boards(_focus(boards))
-    failures.each(boards, one)
+    failures.each(boards, one, asking=student)
     return _passed("terminal", f"all {len(boards):,} positions")
 
 
@@ -286,8 +283,7 @@ def check_utility(student: _Student) -> str:
             note = "X wins: 1; O wins: -1 (the CS50 project's text says 1 for O too: a typo); a tie: 0."
             raise _fail("utility(board)", _board(text), "wrong utility", expected=repr(expected), got=_show(got), note=note, checked=checked)
 
-    student.expect_boards(_focus(boards))
-    failures.each(boards, one)
+    failures.each(boards, one, asking=student)
     return _passed("utility", f"all {len(boards):,} positions where the game is over")
 
 
@@ -319,7 +315,7 @@ def check_poss_win(poss_win: Callable) -> str:
     student = _Student(poss_win, "poss_win")
     boards = _positions(over=False)
     checked = f"{2 * len(boards):,} cases (X and O on every position not over) are checked"
-    student.expect([(rk_board(_board(text)), p) for text in boards for p in ("X", "O")])
+    student.expect((rk_board(_board(text)), p) for text in boards for p in ("X", "O"))
     for text in boards:
         for p in ("X", "O"):
             b = rk_board(_board(text))

@@ -230,9 +230,14 @@ class _Failures:
                 raise
             self.found.setdefault(failed.kind, failed)
 
-    def each(self, boards: Iterable[Text], test: Callable[[Text], None]) -> None:
-        """Run `test` on each board (as `_focus` narrows them), each a case of its own; then raise what failed."""
-        for text in _focus(boards):
+    def each(self, boards: Iterable[Text], test: Callable[[Text], None], *, asking: Optional["_Student"] = None) -> None:
+        """Run `test` on each board (as `_focus` narrows them), each a case of its own; then raise what failed.
+        `asking`: the student's function each test calls once, on a fresh board of its board (`_answer`):
+        those calls are announced (`_Student.expect_boards`)."""
+        boards = _focus(boards)
+        if asking is not None:
+            asking.expect_boards(boards)
+        for text in boards:
             with self.case():
                 test(text)
         self.raise_any()
