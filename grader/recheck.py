@@ -83,6 +83,7 @@ REACHING_MODULES = {"gc": "the garbage collector", "ctypes": "raw memory", "subp
                     "threading": "threads (code running between the checks)", "_thread": "threads (code running between the checks)",
                     "concurrent": "threads (code running between the checks)",
                     "marshal": "functions' code"}
+GRADER_FOR_LESSONS = ("grader.checks", "grader.selfcheck")  # what a lesson's cells import of the grader: the rest is its machinery
 
 
 class Verdict(NamedTuple):
@@ -393,6 +394,8 @@ def _reaching(submitted: list[dict], lesson: list[dict]) -> list[str]:
             elif isinstance(node, (ast.Import, ast.ImportFrom)):
                 names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
                 found.update(f"{m} ({REACHING_MODULES[m.split('.')[0]]})" for m in names if m.split(".")[0] in REACHING_MODULES)
+                found.update(f"{m} (the grader's own machinery)" for m in names
+                             if m.split(".")[0] == "grader" and not m.startswith(GRADER_FOR_LESSONS))
                 if isinstance(node, ast.ImportFrom):
                     taken = REACHING_ON.get(node.module or "", {})
                     found.update(f"{node.module}.{a.name} ({taken[a.name]})" for a in node.names if a.name in taken)

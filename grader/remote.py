@@ -196,6 +196,15 @@ class _Encoder:
         self.mutable = False
         self.other = False  # met a value that is not of a plain type (see `_other`)
 
+    def tree(self, value: Any) -> Any:
+        """Returns the JSON tree of `value`, as `encode` does; quickly for the common value made of
+        lists, tuples and scalars that stand for themselves, no container in it twice or sent to
+        this side (`_simple_tree`), whose containers are then not numbered (`objects` stays empty)."""
+        try:
+            return _simple_tree(value, set(), self.origins, 0)
+        except _NotSimple:
+            return self.encode(value)
+
     def encode(self, value: Any, depth: int = 0) -> Any:
         """Returns the JSON tree of `value`."""
         kind = type(value)
@@ -276,6 +285,32 @@ class _Encoder:
     def _unplain(self, type_name: str, text: str) -> list:
         self.unplain = True
         return ["u", type_name, text[:200]]
+
+
+class _NotSimple(Exception):
+    """Raised by `_simple_tree` for a value it leaves to `_Encoder.encode`."""
+
+
+_SIMPLE_DEPTH = 8
+
+
+def _simple_tree(value: Any, seen: set[int], origins: dict[int, int], depth: int) -> list:
+    """Returns the JSON tree of a list or tuple of lists, tuples, str, None, bool, int below 2**53
+    and finite floats, nested at most `_SIMPLE_DEPTH` deep, with no container met twice (`seen`)
+    and none in `origins`: the tree `_Encoder.encode` gives it, made without numbering. Raises
+    _NotSimple for any other value."""
+    kind = type(value)
+    if (kind is not list and kind is not tuple) or depth > _SIMPLE_DEPTH or id(value) in seen or id(value) in origins:
+        raise _NotSimple
+    seen.add(id(value))
+    tree = ["l" if kind is list else "t"]
+    for item in value:
+        kind = type(item)
+        if kind is str or item is None or kind is bool or (kind is int and -2**53 < item < 2**53) or (kind is float and math.isfinite(item)):
+            tree.append(item)
+        else:
+            tree.append(_simple_tree(item, seen, origins, depth + 1))
+    return tree
 
 
 def _type_label(kind: type) -> str:
@@ -464,6 +499,23 @@ class _ClientsDecoder(_Decoder):
     def _hashable(self, items: Any, size: int) -> None:
         return None
 
+    def decode(self, tree: Any, depth: int = 0) -> Any:
+        """As `_Decoder.decode`, quickly for lists and tuples (the containers numbered in the same order)."""
+        if type(tree) is list and tree and depth <= MAX_DEPTH:
+            tag = tree[0]
+            if tag == "l":
+                made: Any = []
+                self.table.append(made)
+                made.extend([item if type(item) in _JSON_SCALARS else self.decode(item, depth + 1) for item in tree[1:]])
+                return made
+            if tag == "t":
+                number = len(self.table)
+                self.table.append(self._OPEN)
+                made = tuple([item if type(item) in _JSON_SCALARS else self.decode(item, depth + 1) for item in tree[1:]])
+                self.table[number] = made
+                return made
+        return super().decode(tree, depth)
+
 
 def decode(tree: Any) -> Any:
     """Returns the value a JSON tree stands for (exact built-in types only); raises RemoteProtocolError for a malformed one."""
@@ -549,9 +601,22 @@ def _identical(a: Any, b: Any) -> bool:
     kind = type(a)
     if kind is not type(b):
         return False
-    if kind is list or isinstance(a, tuple):
-        return len(a) == len(b) and all(map(_identical, a, b))
-    return kind in _JSON_SCALARS and a == b
+    if not (kind is list or isinstance(a, tuple)):
+        return kind in _JSON_SCALARS and a == b
+    if a != b:  # equal values (as Python compares them), and then the very same types, container by container
+        return False
+    pairs = [(a, b)]
+    while pairs:
+        x, y = pairs.pop()
+        for p, q in zip(x, y):
+            kind = type(p)
+            if kind is not type(q):
+                return False
+            if kind is list or isinstance(p, tuple):
+                pairs.append((p, q))
+            elif kind not in _JSON_SCALARS:
+                return False
+    return True
 
 
 def _incoming(decoder: _Decoder, *wrappers: Any) -> tuple[dict[int, int], list]:
@@ -665,13 +730,16 @@ class _Server:
             parts += chunk
         return bytes(parts)
 
-    def send(self, message: Union[dict, _Framed]) -> None:
-        """Sends a message (or a reply's JSON text) to the client, after flushing what the student's code printed."""
+    def send(self, message: Union[dict, _Framed], *, seq: Optional[int] = None) -> None:
+        """Sends a message (or a reply's JSON text) to the client, after flushing what the student's code printed;
+        `seq`: the number of the operation it answers."""
         for stream in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__):
             try:
                 stream.flush()
             except Exception:  # noqa: BLE001  (a stream the student's code replaced or closed)
                 pass
+        if seq is not None:
+            message = _Framed(b'{"seq":%d,' % seq + message[1:]) if isinstance(message, _Framed) else {**message, "seq": seq}
         data = _HEADER.pack(len(message)) + message if isinstance(message, _Framed) else _frame(message)
         if len(data) > MAX_MESSAGE and isinstance(message, dict) and "data" in message:  # a value too big to pass: it arrives as an Unplain
             data = _frame(message | {"data": [["u", "object", f"<a value of {len(data):,} bytes, too big to pass on>"], []],
@@ -693,7 +761,12 @@ class _Server:
                 message = self.receive()
             except (_Closed, RemoteProtocolError):
                 return
-            self.send(self.handle(message))
+            self.answer(message)
+
+    def answer(self, message: dict) -> None:
+        """Sends the reply to one operation, with the operation's number (``seq``) so the client knows it for its own."""
+        seq = message.get("seq")
+        self.send(self.handle(message), seq=seq if type(seq) is int else None)
 
     def handle(self, message: dict) -> Union[dict, "_Framed"]:
         """Returns the reply to one operation."""
@@ -721,13 +794,16 @@ class _Server:
         raise _OutOfCPU()
 
     @contextlib.contextmanager
-    def limited(self, seconds: Optional[float]) -> Iterator[dict]:
+    def limited(self, seconds: Optional[float], *, outer: Optional[float] = None) -> Iterator[dict]:
         """Inside the block, `_OutOfCPU` is raised once `seconds` of CPU time are used (none for None);
-        yields a record whose "rang" says whether it was. An outer limit goes on counting afterwards."""
+        yields a record whose "rang" says whether it was. An outer limit goes on counting afterwards.
+        `outer`: the seconds the timer has left, when the caller knows it (0: none runs), saving the
+        system calls that read it."""
         level = {"rang": False}
-        outer = signal.getitimer(signal.ITIMER_VIRTUAL)[0]
-        start = os.times().user
         limit = float(seconds) if isinstance(seconds, (int, float)) and seconds is not True and seconds > 0 else None
+        if limit is not None and outer is None:
+            outer = signal.getitimer(signal.ITIMER_VIRTUAL)[0]
+        start = os.times().user if limit is not None and outer else 0.0
         self.levels.append(level)
         try:
             if limit is not None:
@@ -735,17 +811,19 @@ class _Server:
             yield level
         finally:
             if limit is not None:
-                left = outer - (os.times().user - start)
-                signal.setitimer(signal.ITIMER_VIRTUAL, max(left, 0.001) if outer > 0 else 0)
+                left = outer - (os.times().user - start) if outer else 0
+                signal.setitimer(signal.ITIMER_VIRTUAL, max(left, 0.001) if outer else 0)
             self.levels.pop()
 
-    def bounded(self, seconds: Optional[float], work: Callable[[], Any]) -> tuple[Any, Optional[float]]:
+    def bounded(self, seconds: Optional[float], work: Callable[[], Any], *, outer: Optional[float] = None,
+                began: Optional[float] = None) -> tuple[Any, Optional[float]]:
         """Returns (what `work` () returned, None), or (None, the CPU seconds it used) when it ran
-        out of its `seconds` (see `limited`)."""
-        start = time.process_time()
+        out of its `seconds` (see `limited`, and its `outer`); `began`: the process's CPU time
+        (time.process_time) at the start, when the caller has just read it."""
+        start = time.process_time() if began is None else began
         result = None
         try:
-            with self.limited(seconds) as clock:
+            with self.limited(seconds, outer=outer) as clock:
                 result = work()
         except _OutOfCPU:
             clock = {"rang": True}
@@ -937,16 +1015,18 @@ class _Server:
     def _mapped(self, function: Any, calls: list, own: Optional[float], total: Optional[float]) -> "_Framed":
         parts: list[bytes] = []
         size = 0
-        start = time.process_time()
+        start = now = time.process_time()
+        outer = None if self.levels else 0.0  # no limit runs outside a map that is not nested in a callback
         for data in calls:
             cpu, by = own, "call"
             if total is not None:
-                left = total - (time.process_time() - start)
+                left = total - (now - start)
                 if left <= 0:
                     break
                 if cpu is None or left < cpu:
                     cpu, by = left, "total"
-            reply = self._call_one(function, data, None, cpu)
+            reply = self._call_one(function, data, None, cpu, outer=outer, began=now)
+            now = time.process_time()
             if "out_of_time" in reply:
                 reply["by"] = by
             text = json.dumps(reply, separators=(",", ":"), allow_nan=False).encode("ascii")
@@ -959,9 +1039,11 @@ class _Server:
                 break
         return _Framed(b'{"replies":[' + b",".join(parts) + b"]}")
 
-    def _call_one(self, function: Any, data: Any, traps: Any, cpu: Any) -> dict:
+    def _call_one(self, function: Any, data: Any, traps: Any, cpu: Any, *, outer: Optional[float] = None,
+                  began: Optional[float] = None) -> dict:
         """Calls `function` on `data` ([args, kwargs]) under the traps of the check `traps` (None:
-        none, or the caller's in force) and `cpu` CPU seconds; returns the reply `call` describes."""
+        none, or the caller's in force) and `cpu` CPU seconds; returns the reply `call` describes.
+        `outer`, `began`: see `bounded`."""
         decoder = _ClientsDecoder()
         top = decoder.decode(data)
         if type(top) is not list or len(top) != 2 or type(top[0]) is not list or type(top[1]) is not dict:
@@ -992,7 +1074,7 @@ class _Server:
                 except BaseException as error:  # noqa: BLE001  (what reading the answer raised is its answer)
                     return self._answer(origins, before, None, error)
 
-        reply, over = self.bounded(cpu, answered)
+        reply, over = self.bounded(cpu, answered, outer=outer, began=began)
         return {"out_of_time": over} if over is not None else reply
 
     @staticmethod
@@ -1010,7 +1092,7 @@ class _Server:
         it changed, as they are now (`before`: each mutable argument and what it held, `_contents`)."""
         changed = [made for made, held in before if _changed(made, held)]
         encoder = _Encoder(origins)
-        tree = encoder.encode([None if raised is not None else value, changed])
+        tree = encoder.tree([None if raised is not None else value, changed])
         if encoder.other and sum(_changed(made, held) for made, held in before) != len(changed):  # reading the value changed one: all of them
             encoder = _Encoder(origins)
             tree = encoder.encode([None if raised is not None else value, [made for made, _ in before]])
@@ -1064,7 +1146,7 @@ class _Server:
             message = self.receive()
             if message.get("op") == "return":
                 break
-            self.send(self.handle(message))
+            self.answer(message)
         if message.get("relay") is not None:
             raise _Relayed(str(message.get("relay"))[:200])
         decoder = _Decoder()
@@ -1191,7 +1273,6 @@ def serve(rfd: int, wfd: int) -> None:
 
 
 _POLL = 0.2  # seconds between looks at the server's CPU time while waiting
-_STUDENT_RUNS = ("call", "map", "refuse", "clear_caches")  # operations that run the student's code: their replies are its word
 _FIRST_CHUNK, _LAST_CHUNK = 16, 1024  # calls of a plan sent in one request: the first request, and at most (growing 4x)
 _sandbox: list = []  # grader.sandbox, once looked for (None when it is missing)
 
@@ -1411,6 +1492,7 @@ class Remote:
         self._fetched_limits: tuple[Optional[float], Optional[float]] = (None, None)  # what bounded them
         self._chunk = _FIRST_CHUNK
         self._epoch = 0  # plans dropped so far
+        self._seq = 0  # the number of the last operation sent (the server sends it back with its reply)
         self._listeners: list[Callable[[list], None]] = []  # told the notes of each call's answer (see `listening`)
         self._fetched_relays: list[BaseException] = []  # what callbacks relayed while the last chunk ran
 
@@ -1559,7 +1641,7 @@ class Remote:
         for the same names); returns the new namespace. The sets in force are dropped."""
         reply = self._request({"op": "reload", "cpu": self.load.get("cpu")}, cpu=self.load.get("cpu"))
         if not isinstance(reply.get("names"), list):
-            raise RuntimeError(f"the server could not reload: {str(reply.get('error', reply))[:300]}")
+            raise self._fail(RemoteProtocolError(f"reload was answered with {_glimpse(reply)}"))
         self._bound.clear()
         self._namespace = None
         self._loaded(reply)
@@ -1635,11 +1717,14 @@ class Remote:
     def budget(self, seconds: float) -> Iterator[None]:
         """Inside the block, the calls may use `seconds` of CPU time in all (each call at most what is
         left, under its own limit too); a call made when none is left raises RemoteTimeout."""
-        self._budgets.append((self.cpu_seconds(), float(seconds)))
+        began = self.cpu_seconds()
+        self._budgets.append((began, float(seconds)))
         try:
             yield
         finally:
             self._budgets.pop()
+        if self.cpu_seconds() - began > seconds + self.grace:  # spent after its last answer (a thread of the student's)
+            raise RemoteTimeout(f"the test used more than its {seconds:g} s of CPU time")
 
     def cpu_seconds(self) -> float:
         """Returns the CPU seconds the student servers have used so far (restarted ones included),
@@ -1731,7 +1816,7 @@ class Remote:
             chunk = []
             for planned_args in itertools.islice(self._plan, self._chunk):
                 encoder = _Encoder()
-                tree = encoder.encode([list(planned_args), {}])
+                tree = ["l", encoder.tree(list(planned_args)), ["d"]]  # [args, kwargs]
                 if encoder.unplain:  # not plain data: the plan ends before it (the call says so itself)
                     while len(self._plan) > len(chunk):
                         self._plan.pop()
@@ -1908,11 +1993,11 @@ class Remote:
         return {"callback": cid}
 
     def _set(self, name: str, spec: dict) -> None:
-        reply = self._request({"op": "set", "name": name, "value": spec}, cpu=None)
+        reply = self._request({"op": "set", "name": name, "value": spec}, cpu=SERVICE_CPU)
         if isinstance(reply.get("raised"), dict):
             raise self._exception(reply["raised"])
         if "done" not in reply:
-            raise RuntimeError(f"the server could not set {name}: {str(reply.get('error', reply))[:300]}")
+            raise self._fail(RemoteProtocolError(f"set was answered with {_glimpse(reply)}"))
 
     # the wire
 
@@ -1933,16 +2018,16 @@ class Remote:
             if self._generation == generation and self._dead is None:  # interrupted here: the server's answer would come late
                 self._fail(error if isinstance(error, RemoteFailure) else RemoteDied(f"the call was interrupted ({type(error).__name__})"))
             raise
-        if "error" in reply and len(reply) <= 2:
-            if message.get("op") in _STUDENT_RUNS:  # the student's code ran: it may have written this itself
-                raise self._fail(RemoteProtocolError(f"{message.get('op')} was answered with an error: {str(reply['error'])[:300]}"))
-            raise RuntimeError(f"the server refused {message.get('op')}: {str(reply['error'])[:300]}")
+        if "error" in reply and len(reply) <= 3:  # the student's code (a thread of it, at any time) may have written it itself
+            raise self._fail(RemoteProtocolError(f"{message.get('op')} was answered with an error: {str(reply['error'])[:300]}"))
         return reply
 
     def _await(self, message: dict, cpu: Optional[float], generation: int) -> dict:
         """Sends `message` and returns the server's reply (see `_request`)."""
         self._waits.begin()
-        self._outbox += _frame(message)
+        self._seq += 1
+        seq = self._seq
+        self._outbox += _frame({**message, "seq": seq})
         self._flush_outbox()
         started: Optional[float] = None  # the server's CPU seconds at the first look
         look = time.monotonic() + _POLL
@@ -1962,6 +2047,9 @@ class Remote:
                 else:
                     if "too_big" in reply:
                         raise self._fail(RemoteProtocolError(str(reply.get("error"))[:300]))
+                    if reply.get("seq") != seq:  # a reply to no operation, or to an earlier one: the student's code wrote one
+                        raise self._fail(RemoteProtocolError(f"{message.get('op')} was answered with a reply to another operation "
+                                                             f"({_glimpse(reply.get('seq'))}, not {seq})"))
                     self._drain_output()
                     self._waits.end()
                     return reply

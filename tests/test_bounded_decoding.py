@@ -16,7 +16,7 @@ import pytest
 
 from grader import checks, remote
 from grader.checks import CheckFailed
-from grader.remote import MAX_SAME_HASH, MAX_UNFOLDED, Remote, RemoteProtocolError, decode, encode
+from grader.remote import MAX_SAME_HASH, MAX_UNFOLDED, Remote, RemoteProtocolError, RemoteTimeout, decode, encode
 from grader.sandbox import Sandbox, available
 
 COLLIDING = 2**61 - 1  # every multiple of it hashes to 0
@@ -73,15 +73,51 @@ def _frame(message: dict) -> bytes:
 
 
 # The student's function answers for its server: it writes a reply frame itself on the pipe to the grader
-# (its number is the server's last argument), then waits for the grader to read it.
+# (its number is the server's last argument), with the number of the operation it answers (read from the
+# server's frames, as anyone who has read the protocol can), then waits for the grader to read it.
 HOSTILE = textwrap.dedent('''
     import os, sys, time
 
-    def _reply(data):
+    def _seq():
+        frame = sys._getframe()
+        while frame is not None:
+            message = frame.f_locals.get("message")
+            if isinstance(message, dict) and type(message.get("seq")) is int:
+                return message["seq"]
+            frame = frame.f_back
+
+    def _write(reply):
         import json, struct
-        body = json.dumps({"data": ["l", data, ["l"]], "subclasses": [], "ok": True}, separators=(",", ":")).encode()
+        body = json.dumps({**reply, "seq": _seq()}, separators=(",", ":")).encode()
         os.write(int(sys.argv[-1]), struct.pack(">I", len(body)) + body)
+
+    def _reply(data):
+        _write({"data": ["l", data, ["l"]], "subclasses": [], "ok": True})
         time.sleep(60)
+
+    def forges(value):
+        _write({"data": ["l", value, ["l"]], "subclasses": [], "ok": True})
+        return "the real answer"
+
+    def forges_and_burns():
+        _write({"data": ["l", 1, ["l"]], "subclasses": [], "ok": True})
+        while True:
+            try:
+                while True:
+                    pass
+            except BaseException:
+                pass
+
+    def burns_after():
+        import threading
+
+        def burn():
+            end = time.process_time() + 4
+            while time.process_time() < end:
+                pass
+
+        threading.Thread(target=burn, daemon=True).start()
+        return 1
 
     def actions(board):
         _reply(["s"] + [["i", format((2**61 - 1) * k, "x")] for k in range(1, 300_000)])
@@ -99,9 +135,7 @@ HOSTILE = textwrap.dedent('''
         return {1, 2, 3}
 
     def says_error():
-        import json, struct
-        body = json.dumps({"error": "no such operation"}).encode()
-        os.write(int(sys.argv[-1]), struct.pack(">I", len(body)) + body)
+        _write({"error": "no such operation"})
         time.sleep(60)
 ''')
 
@@ -165,3 +199,44 @@ def test_an_error_written_by_the_students_code_is_its_answer_not_the_graders_tro
     with pytest.raises(RemoteProtocolError, match="call was answered with an error"):
         ns["says_error"]()  # a planned call too: told on its own call
     assert ns["fine"]() == {1, 2, 3}
+
+
+@pytest.mark.slow
+def test_a_reply_written_ahead_of_the_servers_is_caught_on_the_next_operation(sandboxed):
+    """Each operation is numbered and its reply carries the number: a reply the student's code writes is its
+    own word for its own call, and the server's reply that follows it, read as the next operation's
+    answer, is refused (before: every answer after it was taken for the call before, and graded as such)."""
+    ns = sandboxed.namespace()
+    assert ns["forges"](5) == 5  # the student's word, for its own call
+    with pytest.raises(RemoteProtocolError, match="answered with a reply to another operation"):
+        ns["fine"]()
+    assert ns["fine"]() == {1, 2, 3}  # a new server
+    sandboxed.expect(ns["forges"], [(k,) for k in range(40)], traps=None)
+    assert ns["forges"](0) == 0  # the batch's reply was written by the first call
+    with pytest.raises(RemoteProtocolError, match="answered with a reply to another operation"):
+        for k in range(1, 40):
+            ns["forges"](k)
+
+
+@pytest.mark.slow
+def test_work_after_a_written_reply_is_bounded_by_the_next_operation(sandboxed):
+    """The grader's own operations (here a `set`) have a CPU limit too: a submission that answers for
+    its server and goes on computing cannot hold the grader for longer (before: for as long as it liked)."""
+    ns = sandboxed.namespace()
+    assert ns["forges_and_burns"]() == 1
+    began = time.monotonic()
+    with pytest.raises(RemoteTimeout, match="stopped from outside"):
+        ns["x"] = 1
+    assert time.monotonic() - began < 120
+    assert ns["fine"]() == {1, 2, 3}
+
+
+@pytest.mark.slow
+def test_a_test_that_goes_on_computing_after_its_answers_is_out_of_time(sandboxed):
+    ns = sandboxed.namespace()
+    with pytest.raises(RemoteTimeout, match="the test used more than its 1 s of CPU time"), sandboxed.budget(1.0):
+        began = sandboxed.cpu_seconds()
+        assert ns["burns_after"]() == 1
+        deadline = time.monotonic() + 120
+        while sandboxed.cpu_seconds() - began < 3.5 and time.monotonic() < deadline:
+            time.sleep(0.1)  # its thread burns on after the answer

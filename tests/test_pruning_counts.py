@@ -116,6 +116,53 @@ def alphabeta(board):
 '''
 
 
+MEMO_MINIMAX = SET_UP + '''
+MEMO = {}
+
+
+def value(board):
+    """Minimax that remembers each position's value: every position below the board once, no cut-off."""
+    key = tuple(map(tuple, board))
+    if key not in MEMO:
+        if terminal(board):
+            MEMO[key] = utility(board)
+        else:
+            values = [value(result(board, a)) for a in actions(board)]
+            MEMO[key] = max(values) if player(board) == X else min(values)
+    return MEMO[key]
+
+
+def alphabeta(board):
+    MEMO.clear()
+    if terminal(board):
+        return None
+    pick = max if player(board) == X else min
+    return pick(sorted(actions(board)), key=lambda a: value(result(board, a)))
+'''
+
+# Plain minimax that, in the sandbox, takes back the notes its repeated positions left (the notes the
+# sandbox's copies of the lesson's functions keep of the boards they are passed)
+NOTES_TAKEN_BACK = SET_UP + '''
+def value(board):
+    if terminal(board):
+        return utility(board)
+    values = [value(result(board, a)) for a in actions(board)]
+    return max(values) if player(board) == X else min(values)
+
+
+def alphabeta(board):
+    if terminal(board):
+        return None
+    pick = max if player(board) == X else min
+    best = pick(sorted(actions(board)), key=lambda a: value(result(board, a)))
+    from grader.remote import NOTES
+    once = list(dict.fromkeys(NOTES))
+    NOTES.clear()
+    NOTES.extend(once)
+    return best
+'''
+
+
 def defined(source: str) -> dict:
     namespace: dict = {"__name__": "student"}
     exec(compile(source, "<student>", "exec"), namespace)
@@ -130,12 +177,37 @@ def failure(function) -> str:
 
 def test_the_lessons_alphabeta_passes_and_its_nodes_are_counted(capsys):
     checks.check_alphabeta_calls(solution_namespace(L5)["alphabeta"])
-    assert "alphabeta: 13,643 nodes visited over 12 positions, 14.8% of plain minimax's 92,088" in capsys.readouterr().out
+    said = capsys.readouterr().out
+    assert "alphabeta: 13,643 nodes visited over 12 positions, 14.8% of plain minimax's 92,088" in said
+    assert "different positions examined" in said and "of the 7,710 that can arise (the bound is 75%)" in said
 
 
 def test_a_minimax_that_plays_in_place_and_never_calls_result_gets_no_pruning_marks():
     message = failure(defined(IN_PLACE_MINIMAX)["alphabeta"])
     assert "prunes too little" in message and "at most 36,835 nodes in all (40% of the 92,088 plain minimax visits)" in message
+
+
+def test_a_minimax_that_remembers_positions_and_never_cuts_off_gets_no_pruning_marks():
+    """It visits 8.4% of plain minimax's nodes, each position once, but examines every position below the board."""
+    message = failure(defined(MEMO_MINIMAX)["alphabeta"])
+    assert "prunes too little" in message and "different positions examined" in message
+    assert "at most 5,782 in all (75% of the 7,710 positions that can arise from them)" in message
+
+
+@pytest.mark.slow
+def test_notes_taken_back_in_the_sandbox_earn_no_pruning_marks(tmp_path):
+    """Lesson 5's hidden test of pruning, re-checked in the sandbox, on a plain minimax that drops the
+    notes of the positions it meets again: no marks, and the instructor is told it reached into the grader."""
+    from grader.course import lesson_path
+    from grader.recheck import code_cells, judge, student_launcher
+
+    lesson = [c for c in code_cells(lesson_path(L5)) if not c["meta"].get("grade") or c["meta"].get("grade_id") == "alphabeta-prunes"]
+    submitted = [{"source": NOTES_TAKEN_BACK.removeprefix(SET_UP), "meta": c["meta"]} if c["meta"].get("solution") else c
+                 for c in lesson]
+    verdicts, notes = judge(submitted, lesson, folder=tmp_path, launcher=student_launcher(under=tmp_path))
+    verdict = verdicts["alphabeta-prunes"]
+    assert not verdict.passed and "different positions examined" in verdict.evalue, verdict
+    assert any("grader.remote (the grader's own machinery)" in note for note in notes), notes
 
 
 def test_an_alphabeta_that_plays_in_place_passes(capsys):

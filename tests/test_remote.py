@@ -448,7 +448,7 @@ def _said(body: bytes) -> bytes:
                                   _said(b'{"names": [], "skipped": 5, "error_raised": "x"}') + _said(b"[1]")])
 def test_a_hostile_server_gives_a_clean_protocol_error(tmp_path, said):
     # the first word is the grader's own server's (before any student code runs); the load's reply on is hostile
-    said = _said(b'{"hello": true}') + said
+    said = _said(b'{"hello": true, "seq": 1}') + said
     script = f"import os, sys, time; os.write(int(sys.argv[2]), {said!r}); time.sleep(30)"
     linked = Remote({"cells": []}, cwd=tmp_path, launcher=_liar(script))
     try:

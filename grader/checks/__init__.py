@@ -31,7 +31,8 @@ times). `check_minimax` and `check_alphabeta` check every reachable position (`s
 Pruning is counted on the search really done: `check_alphabeta_calls` counts the nodes a search
 visits through the functions the lesson hands it (`counting_positions`: a position counts each
 time the search moves to it, read at the call, so a board changed in place and changed back is
-counted too), refuses a count smaller than any search that finds the best move could make
+counted too) and the distinct positions it examines (so a minimax that remembers positions, and
+never cuts off, does not pass for one that prunes), refuses a count smaller than any search that finds the best move could make
 (`least_positions`), and refuses positions that hold no proof of the move the search chose
 (`proves_move`: a search with copies of the rules that shows the lesson's functions other positions),
 telling the instructor too. Lesson 5's visible test (`expect_pruning`) applies the same rule, computed
@@ -67,8 +68,8 @@ from grader.checks.rules import (
 )
 from grader.checks.players import check_win_block
 from grader.checks.minimax import (
-    ALPHABETA_CALLS_FRACTION, check_alphabeta, check_alphabeta_calls, check_minimax, least_positions, minimax_calls,
-    minimax_positions, proves_move, pruning_positions, search_plan,
+    ALPHABETA_CALLS_FRACTION, ALPHABETA_POSITIONS_FRACTION, check_alphabeta, check_alphabeta_calls, check_minimax,
+    least_positions, minimax_calls, minimax_positions, proves_move, pruning_positions, reachable_positions, search_plan,
 )
 from grader.checks.nineboard import (
     check_depth_limited, check_evaluate, check_line_score, depth_limited_cases, line_score, nine_board_positions,
@@ -77,6 +78,7 @@ from grader.checks.nineboard import (
 
 __all__ = [
     "ALPHABETA_CALLS_FRACTION",
+    "ALPHABETA_POSITIONS_FRACTION",
     "best_moves",
     "check_actions",
     "check_alphabeta",
@@ -114,6 +116,7 @@ __all__ = [
     "minimax_positions",
     "proves_move",
     "pruning_positions",
+    "reachable_positions",
     "nine_board_positions",
     "NODE_BUDGET",
     "optimal_actions",

@@ -19,6 +19,7 @@ from grader.checks.display import _guarded
 
 
 ALPHABETA_CALLS_FRACTION = 0.4  # alpha-beta may visit at most this share of plain minimax's nodes
+ALPHABETA_POSITIONS_FRACTION = 0.75  # and examine at most this share of the positions below the boards it searches
 
 
 @functools.lru_cache(maxsize=None)
@@ -123,6 +124,22 @@ def minimax_calls() -> int:
 
 
 @functools.lru_cache(maxsize=None)
+def reachable_positions() -> int:
+    """Return the distinct positions that can arise from each position of `pruning_positions`, each
+    root included, summed (7,710): what a search that remembers positions and never cuts off
+    examines there, each once."""
+    def below(text: Text, seen: set) -> set:
+        if text not in seen:
+            seen.add(text)
+            if not classic.is_terminal(text):
+                for square in classic.moves(text):
+                    below(classic.play(text, square), seen)
+        return seen
+
+    return sum(len(below(text, set())) for text in pruning_positions())
+
+
+@functools.lru_cache(maxsize=None)
 def minimax_positions() -> int:
     """Return the nodes plain minimax visits from the positions of `pruning_positions`, each root included, summed (92,088)."""
     return minimax_calls() + len(pruning_positions())
@@ -200,23 +217,30 @@ def proves_move(examined: Collection[Text], text: Text, square: int) -> bool:
 SEARCHED_ELSEWHERE = "searched with rules of its own: the positions it showed the lesson's functions prove nothing"
 
 
-def count_pruning(student: _Student, *, fraction: float = ALPHABETA_CALLS_FRACTION, at: Optional[list] = None) -> list[tuple[Text, int]]:
-    """Return (position, nodes visited) for each position of `pruning_positions`, if the student's alphabeta
+def count_pruning(student: _Student, *, fraction: float = ALPHABETA_CALLS_FRACTION, at: Optional[list] = None) -> list[tuple[Text, int, int]]:
+    """Return (position, nodes visited, distinct positions examined) for each position of `pruning_positions`, if the student's alphabeta
     passes the pruning rule there; else raise CheckFailed saying which part of the rule it broke.
 
     The one home of the rule, which lesson 5's visible test (`grader.checks.expect_pruning`) and its
     hidden test (`check_alphabeta_calls`) both apply: the nodes are the positions the search examines,
     counted through the functions the lesson hands it (`counting_positions`); summed over the 12
-    positions they may be at most `fraction` of plain minimax's (`minimax_positions`); on each
-    position at least `least_positions`; and every answer must be optimal. The count stops as soon as
-    it passes the bound. `at`, if given, holds the position being searched (for a message about a
-    search stopped from outside).
+    positions they may be at most `fraction` of plain minimax's (`minimax_positions`), and the
+    distinct positions of each search at most `ALPHABETA_POSITIONS_FRACTION` of those below its
+    board (`reachable_positions`); on each position at least `least_positions`; and every answer
+    must be optimal. The count stops as soon as it passes a bound. `at`, if given, holds the
+    position being searched (for a message about a search stopped from outside).
+
+    The second bound is what tells pruning from remembering: a minimax with a memo of positions
+    visits each position below the board once, 8.4% of plain minimax's nodes, but examines all of
+    them; alpha-beta skips those that cannot change the answer (50% of them in the order a set of
+    actions gives, 56-62% in random orders; cutting off only on v > beta examines 91-96%).
     """
     namespace = getattr(_plain(student.function), "__globals__", None)
     if namespace is None:
         raise CheckFailed("alphabeta should be a function defined in the notebook, so the positions it examines can be counted.")
     boards = pruning_positions()
     bound = int(fraction * minimax_positions())
+    distinct_bound = int(ALPHABETA_POSITIONS_FRACTION * reachable_positions())
     checked = f"{len(boards):,} positions are checked"
     counts = []
     with counting_positions(namespace) as examined:
@@ -224,10 +248,10 @@ def count_pruning(student: _Student, *, fraction: float = ALPHABETA_CALLS_FRACTI
             if at is not None:
                 at[:] = [text]
             examined.new_search()
-            before = examined.count
+            before, distinct_before = examined.count, examined.distinct
             answer = _check_move(student, text, checked=checked)
             seen, least = examined.count - before, least_positions(text)
-            counts.append((text, seen))
+            counts.append((text, seen, examined.distinct - distinct_before))
             if seen < least:
                 raise _fail(
                     "alphabeta(board)", _board(text),
@@ -256,14 +280,29 @@ def count_pruning(student: _Student, *, fraction: float = ALPHABETA_CALLS_FRACTI
                     got=f"more than {bound:,}, stopped at position {boards.index(text) + 1:,} of {len(boards):,}",
                     note="Cut off as soon as v >= beta in max_value (v <= alpha in min_value): with values only -1, 0 and 1, equal values are common and cutting off on them matters.",
                 )
+            if examined.distinct > distinct_bound:
+                raise _fail(
+                    "alphabeta(board)",
+                    None,
+                    f"prunes too little: {examined.distinct:,} different positions examined before reaching the end of the positions",
+                    expected=f"at most {distinct_bound:,} in all ({ALPHABETA_POSITIONS_FRACTION:.0%} of the {reachable_positions():,} "
+                             "positions that can arise from them)",
+                    got=f"more than {distinct_bound:,}, stopped at position {boards.index(text) + 1:,} of {len(boards):,}",
+                    note="A search that remembers the positions it has seen (a memo) visits each one once, but without cut-offs it "
+                         "still examines every position below the board. Alpha-beta skips the moves that cannot change the answer: "
+                         "cut off as soon as v >= beta in max_value (v <= alpha in min_value).",
+                )
     return counts
 
 
-def pruning_summary(counts: list[tuple[Text, int]], fraction: float = ALPHABETA_CALLS_FRACTION) -> str:
-    """Return the one line that says how many nodes a search visited over the positions of `count_pruning`."""
-    total = sum(seen for _, seen in counts)
+def pruning_summary(counts: list[tuple[Text, int, int]], fraction: float = ALPHABETA_CALLS_FRACTION) -> str:
+    """Return the line that says how many nodes a search visited, and how many positions it examined,
+    over the positions of `count_pruning`."""
+    total, distinct = sum(seen for _, seen, _ in counts), sum(d for _, _, d in counts)
     return (f"alphabeta: {total:,} nodes visited over {len(counts):,} positions, {total / minimax_positions():.1%} of plain "
-            f"minimax's {minimax_positions():,} (the bound is {fraction:.0%}, {int(fraction * minimax_positions()):,} nodes).")
+            f"minimax's {minimax_positions():,} (the bound is {fraction:.0%}, {int(fraction * minimax_positions()):,} nodes); "
+            f"{distinct:,} different positions examined, {distinct / reachable_positions():.1%} of the {reachable_positions():,} "
+            f"that can arise (the bound is {ALPHABETA_POSITIONS_FRACTION:.0%}).")
 
 
 @_guarded

@@ -730,13 +730,16 @@ class Examined:
     ``count`` is the nodes it visits: a position counts each time the search moves to it (passes
     it to one of the functions, read as it is at that call, so a board changed in place and
     changed back counts as the positions it passes through), not each time it looks at it again
-    on the way back up. ``positions`` is the set of distinct positions it passed.
+    on the way back up. ``positions`` is the set of distinct positions it passed; ``distinct``
+    the distinct positions of each search (`new_search`), summed.
     """
 
     def __init__(self) -> None:
         self.count = 0
+        self.distinct = 0
         self.positions: set = set()
         self._path: list = []
+        self._searched: set = set()
 
     def see(self, board: Any) -> None:
         """Count `board` if the search moves to it (it is not a position on the current path)."""
@@ -754,10 +757,14 @@ class Examined:
         path.append(text)
         self.positions.add(text)
         self.count += 1
+        if text not in self._searched:
+            self._searched.add(text)
+            self.distinct += 1
 
     def new_search(self) -> None:
         """Forget the path: the next position passed is the root of a new search."""
         self._path.clear()
+        self._searched = set()
 
 
 @contextlib.contextmanager

@@ -292,7 +292,8 @@ def expect_pruning(alphabeta: Callable, *, seconds: float = 10) -> None:
     """Return None if `alphabeta` passes lesson 5's pruning rule, the one its hidden test grades, else raise CheckFailed.
 
     The rule is `grader.checks.minimax.count_pruning`'s, on the same 12 positions (printed, with the nodes
-    the search visited from each): at most 40% of the nodes plain minimax visits there in all, at least
+    the search visited from each): at most 40% of the nodes plain minimax visits there in all, at most
+    75% of the positions below them examined, at least
     the fewest any search that proves the value could examine on each, and an optimal move on each.
     The whole count may use `seconds` of CPU time.
     """
@@ -315,8 +316,8 @@ def expect_pruning(alphabeta: Callable, *, seconds: float = 10) -> None:
                                          running, f"it is {running}"))) from None
     except CheckFailed as failed:
         raise _visible(failed) from None
-    for text, seen in counts:
-        print(f"  {text[:3]}/{text[3:6]}/{text[6:]}: {seen:6,} nodes (plain minimax: {classic.tree_size(text):,})")
+    for text, seen, distinct in counts:
+        print(f"  {text[:3]}/{text[3:6]}/{text[6:]}: {seen:6,} nodes (plain minimax: {classic.tree_size(text):,}), {distinct:,} positions")
     print(pruning_summary(counts))
 
 
