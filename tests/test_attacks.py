@@ -496,7 +496,12 @@ def _flood_reply(where):
         return
     import struct
     data = ["l", ["s"] + [["i", format((2**61 - 1) * k, "x")] for k in range(1, 500_000)], ["l"]]
-    body = json.dumps(dict(data=data, subclasses=[], ok=True), separators=(",", ":")).encode()
+    frame, seq = sys._getframe(), None  # the number of the operation it answers, from the server's frames
+    while frame is not None and seq is None:
+        message = frame.f_locals.get("message")
+        seq = message.get("seq") if isinstance(message, dict) else None
+        frame = frame.f_back
+    body = json.dumps(dict(data=data, subclasses=[], ok=True, seq=seq), separators=(",", ":")).encode()
     _report("hash-flood", where, size=len(body))
     os.write(int(sys.argv[-1]), struct.pack(">I", len(body)) + body)
     time.sleep(120.031339)
