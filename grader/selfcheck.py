@@ -171,7 +171,6 @@ def check_notebook(path: str | Path, *, course: str | Path | None = None, sandbo
     import nbformat
 
     from grader.autograde import autograde
-    from grader.course_ops import release
     from grader.course import course_config
 
     started = time.monotonic()
@@ -212,7 +211,7 @@ def check_notebook(path: str | Path, *, course: str | Path | None = None, sandbo
             shutil.copytree(sources[lesson].parent, root / "source" / lesson)
             if (course / "nbgrader_config.py").is_file():
                 shutil.copyfile(course / "nbgrader_config.py", root / "nbgrader_config.py")
-        release(root, lessons=[lesson], setup=False)
+        _released(root, lesson)
         submitted = root / "submitted" / STUDENT / lesson
         submitted.mkdir(parents=True)
         shutil.copyfile(path, submitted / f"{lesson}.ipynb")
@@ -233,6 +232,54 @@ def check_notebook(path: str | Path, *, course: str | Path | None = None, sandbo
         shutil.rmtree(work, ignore_errors=True)
     result.seconds = round(time.monotonic() - started, 1)
     return result
+
+
+def _released(root: Path, lesson: str) -> None:
+    """Releases `lesson` in the temporary course `root` (its ``source/`` and config written), as
+    ``ttt-grader release`` would: nbgrader's generate_assignment, which makes the gradebook (and
+    asks alembic for its schema in a process of its own, about 4 CPU s in all). What it makes is
+    kept in the user's cache folder, under a hash of everything it depends on (the lesson as
+    written, the course's config bar its root, nbgrader's version), and copied from there by the
+    next check of the same lesson: a student checks a lesson dozens of times. A cache that cannot
+    be read or written is passed by."""
+    import hashlib
+
+    import nbgrader
+
+    from grader.course_ops import release
+
+    config = (root / "nbgrader_config.py").read_text(encoding="utf-8").replace(str(root), "<root>")
+    source = (root / "source" / lesson / f"{lesson}.ipynb").read_bytes()
+    key = hashlib.sha256(b"\0".join([source, config.encode(), nbgrader.__version__.encode(), lesson.encode()])).hexdigest()[:32]
+    try:
+        import platformdirs
+
+        kept = Path(platformdirs.user_cache_dir("ttt")) / "released" / key
+    except Exception:  # noqa: BLE001  (no cache folder: release each time)
+        kept = None
+    if kept is not None and (kept / "gradebook.db").is_file() and (kept / "release" / lesson / f"{lesson}.ipynb").is_file():
+        try:
+            shutil.copyfile(kept / "gradebook.db", root / "gradebook.db")
+            shutil.copytree(kept / "release", root / "release", dirs_exist_ok=True)
+            return
+        except OSError:
+            shutil.rmtree(root / "release", ignore_errors=True)
+            (root / "gradebook.db").unlink(missing_ok=True)
+    if kept is not None:
+        shutil.rmtree(kept, ignore_errors=True)  # a kept release that lost a file: made again
+    release(root, lessons=[lesson], setup=False)
+    if kept is None:
+        return
+    making = None
+    try:  # made apart, then moved into place whole: a check running beside this one sees all of it or none
+        kept.parent.mkdir(parents=True, exist_ok=True)
+        making = Path(tempfile.mkdtemp(prefix=".making-", dir=kept.parent))
+        shutil.copyfile(root / "gradebook.db", making / "gradebook.db")
+        shutil.copytree(root / "release", making / "release")
+        os.rename(making, kept)
+    except OSError:  # no room, no right to write, or another check kept it first
+        if making is not None:
+            shutil.rmtree(making, ignore_errors=True)
 
 
 def _say(step: str, **details) -> None:

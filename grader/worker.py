@@ -239,7 +239,7 @@ def read_report(folder: Path) -> dict:
         nb = nbformat.read(path, as_version=4)
         for index, cell in enumerate(nb.cells):
             where = cell.metadata.get("nbgrader", {}).get("grade_id") or f"#{index}"
-            for output in cell.get("outputs", []):
+            for output in cell.get("outputs") or []:  # a markdown cell may carry "outputs": null
                 if output.output_type == "error" and output.ename in SERIOUS:
                     message = (output.evalue or "").strip().splitlines()[:1]
                     if output.ename == "CellTimeoutError":

@@ -275,3 +275,25 @@ def test_running_the_last_cell_starts_no_check_and_says_how(lessons, tmp_path):
                                             "LESSON.ipynb` in a terminal.")
     assert "application/vnd.jupyter.widget-view+json" in output["data"]
     assert checks == []
+
+
+def test_a_lessons_release_is_kept_for_the_next_check_and_made_again_when_broken(lessons, tmp_path, monkeypatch):
+    """A check releases its lesson with nbgrader (about 4 CPU s, most of it alembic's own process) and keeps
+    what it made in the user's cache folder: the next check of the same lesson copies it and grades the same."""
+    import grader.course_ops
+    from grader.selfcheck import check_notebook
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    first = check_notebook(lessons["slip"])
+    [kept] = (tmp_path / "cache" / "ttt" / "released").iterdir()
+    assert (kept / "gradebook.db").is_file() and (kept / "release" / LESSON / f"{LESSON}.ipynb").is_file()
+    verdicts = [(c.function, c.passed, c.points, c.message) for c in first.cells]
+    assert ("winner", False) in [v[:2] for v in verdicts] and ("terminal", True) in [v[:2] for v in verdicts]
+    with monkeypatch.context() as patched:
+        patched.setattr(grader.course_ops, "release", lambda *a, **k: pytest.fail("released again"))
+        again = check_notebook(lessons["slip"])
+    assert [(c.function, c.passed, c.points, c.message) for c in again.cells] == verdicts
+    for path in (kept / "release").rglob("*.ipynb"):
+        path.unlink()  # a kept release that lost a file is released again, and kept again
+    assert [(c.function, c.passed, c.points, c.message) for c in check_notebook(lessons["slip"]).cells] == verdicts
+    assert (kept / "release" / LESSON / f"{LESSON}.ipynb").is_file() and list(kept.parent.iterdir()) == [kept]
