@@ -98,12 +98,26 @@ def children_cpu() -> float:
 def cpu_of(command: list[str], *, cwd: Path | None = None, env: dict | None = None) -> tuple[float, float]:
     """(CPU seconds, wall seconds) of `command` and every process it starts, run to its end.
 
-    The command runs under `REAPER`, so descendants it orphans are reaped too; the CPU is the
-    RUSAGE_CHILDREN delta (it includes the reaper's own Python start, about 0.02 s). A command
-    that fails raises, with its output."""
+    The command runs in a cgroup of its own where the machine gives one: the grader's sandboxes
+    make theirs inside it, so its CPU counts every process of the tree, a sandbox's included
+    (their processes are reaped inside their own PID namespace, and a sandbox killed with its
+    namespace's first process takes its children's CPU time with it: RUSAGE_CHILDREN misses it).
+    Without a cgroup, the RUSAGE_CHILDREN delta: the command runs under `REAPER`, so descendants
+    it orphans are reaped too (it includes the reaper's own Python start, about 0.02 s). A
+    command that fails raises, with its output."""
+    from grader.processes import Cgroup
+
+    group = Cgroup.new()
     before, start = children_cpu(), time.perf_counter()
-    done = subprocess.run([sys.executable, "-c", REAPER, *command], cwd=cwd, env=env, capture_output=True, text=True)
-    wall, cpu = time.perf_counter() - start, children_cpu() - before
+    try:
+        done = subprocess.run([sys.executable, "-c", REAPER, *command], cwd=cwd, env=env, capture_output=True, text=True,
+                              preexec_fn=group.join if group is not None else None)
+        wall, cpu = time.perf_counter() - start, children_cpu() - before
+        if group is not None:
+            cpu = max(cpu, group.cpu_seconds())
+    finally:
+        if group is not None:
+            group.remove()
     if done.returncode != 0:
         raise RuntimeError(f"{' '.join(map(str, command))} failed (exit code {done.returncode}):\n"
                            f"{done.stdout[-2000:]}\n{done.stderr[-3000:]}")

@@ -70,7 +70,7 @@ def test_grading_prints_ours_beside_stock_nbgrader_for_one_lesson_and_one_studen
     tables = out.split("\n\n")  # each table ends with a blank line
     check, autograde, idle = (next(t for t in tables if t.lstrip().startswith(f"{k}.")) for k in (1, 2, 3))
     assert "ttt-grader check" in check and "plain kernel" in check
-    assert re.search(rf"lesson\s+{head}\n01-boards-and-moves{values}", check), check
+    assert re.search(rf"lesson\s+{head}\n01-boards-and-moves{values}  its first check on a machine{values}", check), check
     assert "ttt-grader autograde" in autograde and "stock `nbgrader autograde`" in autograde
     assert re.search(rf"lesson\s+{head}\n01-boards-and-moves{values}same scores in both gradebooks", autograde), autograde
     assert re.search(rf"{head}\n100 idle processes{values}", idle), idle
