@@ -106,7 +106,7 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-GRADER_EXTRA = ("nbgrader", "nbclient", "nbconvert", "jupyter_client", "nbformat", "psutil", "matplotlib")  # pyproject.toml
+GRADER_EXTRA = ("nbgrader", "nbclient", "nbconvert", "jupyter_client", "nbformat", "psutil", "matplotlib", "platformdirs")  # pyproject.toml
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -293,7 +293,7 @@ def expect_pruning(alphabeta: Callable, *, seconds: float = 10) -> None:
 
     The rule is `grader.checks.minimax.count_pruning`'s, on the same 12 positions (printed, with the nodes
     the search visited from each): at most 40% of the nodes plain minimax visits there in all, at most
-    75% of the positions below them examined, at least
+    95% of the positions below them examined, at least
     the fewest any search that proves the value could examine on each, and an optimal move on each.
     The whole count may use `seconds` of CPU time.
     """
