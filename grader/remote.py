@@ -2018,7 +2018,7 @@ class Remote:
             if self._generation == generation and self._dead is None:  # interrupted here: the server's answer would come late
                 self._fail(error if isinstance(error, RemoteFailure) else RemoteDied(f"the call was interrupted ({type(error).__name__})"))
             raise
-        if "error" in reply and len(reply) <= 3:  # the student's code (a thread of it, at any time) may have written it itself
+        if "error" in reply and set(reply) <= {"error", "too_big", "seq"}:  # the student's code (a thread, at any time) may have written it
             raise self._fail(RemoteProtocolError(f"{message.get('op')} was answered with an error: {str(reply['error'])[:300]}"))
         return reply
 

@@ -239,7 +239,8 @@ def _released(root: Path, lesson: str) -> None:
     ``ttt-grader release`` would: nbgrader's generate_assignment, which makes the gradebook (and
     asks alembic for its schema in a process of its own, about 4 CPU s in all). What it makes is
     kept in the user's cache folder, under a hash of everything it depends on (the lesson as
-    written, the course's config bar its root, nbgrader's version), and copied from there by the
+    written, the course's config bar its root, nbgrader's version, the grader's configuration and
+    preprocessors), and copied from there by the
     next check of the same lesson: a student checks a lesson dozens of times. A cache that cannot
     be read or written is passed by."""
     import hashlib
@@ -248,9 +249,13 @@ def _released(root: Path, lesson: str) -> None:
 
     from grader.course_ops import release
 
+    import grader.nbconfig
+    import grader.preprocessors
+
     config = (root / "nbgrader_config.py").read_text(encoding="utf-8").replace(str(root), "<root>")
     source = (root / "source" / lesson / f"{lesson}.ipynb").read_bytes()
-    key = hashlib.sha256(b"\0".join([source, config.encode(), nbgrader.__version__.encode(), lesson.encode()])).hexdigest()[:32]
+    ours = [Path(module.__file__).read_bytes() for module in (grader.nbconfig, grader.preprocessors)]  # the release's own steps
+    key = hashlib.sha256(b"\0".join([source, config.encode(), nbgrader.__version__.encode(), lesson.encode(), *ours])).hexdigest()[:32]
     try:
         import platformdirs
 

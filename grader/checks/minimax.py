@@ -128,15 +128,7 @@ def reachable_positions() -> int:
     """Return the distinct positions that can arise from each position of `pruning_positions`, each
     root included, summed (7,710): what a search that remembers positions and never cuts off
     examines there, each once."""
-    def below(text: Text, seen: set) -> set:
-        if text not in seen:
-            seen.add(text)
-            if not classic.is_terminal(text):
-                for square in classic.moves(text):
-                    below(classic.play(text, square), seen)
-        return seen
-
-    return sum(len(below(text, set())) for text in pruning_positions())
+    return sum(len(classic.reachable_positions(text)) for text in pruning_positions())
 
 
 @functools.lru_cache(maxsize=None)

@@ -258,10 +258,11 @@ def optimal_moves(board: Board) -> list[Square]:
 
 
 @lru_cache(maxsize=None)
-def reachable_positions() -> tuple[Board, ...]:
-    """Return every position reachable from the empty board by legal play (5,478), in BFS order."""
-    seen = {EMPTY_BOARD: None}
-    frontier = [EMPTY_BOARD]
+def reachable_positions(start: Board = EMPTY_BOARD) -> tuple[Board, ...]:
+    """Return every position reachable from `start` by legal play, `start` included, in BFS order
+    (5,478 from the empty board)."""
+    seen = {start: None}
+    frontier = [start]
     while frontier:
         nxt = []
         for board in frontier:
