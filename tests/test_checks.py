@@ -297,6 +297,48 @@ def test_a_cs50_file_may_raise_any_exception_for_an_invalid_action(capsys):
     assert "an invalid action should raise ValueError" in failure(checks.check_result, careless_result(range_check=True, error=Exception))
 
 
+def test_result_s_taken_squares_are_tried_for_each_mark_on_every_square_many_times():
+    from collections import Counter
+
+    from grader.checks.rules import _invalid_cases
+
+    boards = [b for b in classic.reachable_positions() if classic.moves(b)]
+    tried = Counter((case[0], text[case[0][0] * 3 + case[0][1]]) for turn, text in enumerate(boards)
+                    for case in _invalid_cases(text, turn, boards) if case[2] == "a taken square")
+    assert sorted(tried) == sorted(((i, j), mark) for i in range(3) for j in range(3) for mark in "XO")
+    assert min(tried.values()) >= 300
+    positions = {text for turn, text in enumerate(boards)
+                 if any(case[2] == "a taken square" for case in _invalid_cases(text, turn, boards))}
+    assert positions == {b for b in boards if b != classic.EMPTY_BOARD}  # every position with a taken square
+
+
+@pytest.mark.parametrize("square, mark", [((2, 2), "O"), ((0, 1), "X"), ((1, 1), "O")])
+def test_result_that_overwrites_one_mark_on_one_square_is_caught(square, mark):
+    def result(board, action):
+        i, j = action
+        if board[i][j] is not None and not ((i, j) == square and board[i][j] == mark):
+            raise ValueError("taken")
+        new = copy.deepcopy(board)
+        new[i][j] = naive.player(board)
+        return new
+
+    assert f"result(board, {square}): returned a board instead of raising an exception: it overwrites a taken square" \
+        in failure(checks.check_result, result)
+
+
+def test_the_reference_table_of_result_is_play_s():
+    from grader.checks.student import _reference_table
+
+    table = _reference_table("result")
+    for text in classic.reachable_positions():
+        for square in range(9):
+            try:
+                expected = classic.play(text, square)
+            except ValueError:
+                expected = None
+            assert table[text, square] == expected, (text, square)
+
+
 @pytest.mark.parametrize("error", [KeyboardInterrupt, SystemExit, type("GameOver", (BaseException,), {})])
 def test_a_base_exception_that_is_not_an_exception_gets_a_sentence(error):
     with checks.cs50_specification():

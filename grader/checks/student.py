@@ -314,11 +314,9 @@ def _reference_table(name: str) -> dict:
     if name == "result":
         table: dict = {}
         for text in positions:
+            legal = classic.moves(text)  # the squares `play` takes (it raises, with a message, for the others)
             for square in range(9):
-                try:
-                    table[text, square] = classic.play(text, square)
-                except ValueError:
-                    table[text, square] = None
+                table[text, square] = classic.play(text, square) if square in legal else None
         return table
     answer = (lambda board: frozenset(ref.actions(board))) if name == "actions" else getattr(ref, name)
     return {text: answer(ref.from_text(text)) for text in positions}
