@@ -629,9 +629,13 @@ def _incoming(decoder: _Decoder, *wrappers: Any) -> tuple[dict[int, int], list]:
 # -- framing ----------------------------------------------------------------------------------
 
 
+_JSON_TEXT = json.JSONEncoder(separators=(",", ":"), allow_nan=False).encode  # a message's JSON text (json.dumps
+# with these settings would make a new encoder each time: a few microseconds a call, in a map)
+
+
 def _frame(message: dict) -> bytes:
     """Returns a message as its length prefix and JSON text."""
-    body = json.dumps(message, separators=(",", ":"), allow_nan=False).encode("ascii")
+    body = _JSON_TEXT(message).encode("ascii")
     return _HEADER.pack(len(body)) + body
 
 
@@ -693,6 +697,39 @@ class _Closed(Exception):
 
 class _Framed(bytes):
     """A reply's JSON text, made by the operation itself (`_Server.map` joins its replies' texts)."""
+
+
+class _Limit:
+    """The block of `_Server.limited` (a class rather than a generator: a map enters one a call)."""
+
+    __slots__ = ("levels", "limit", "outer", "start", "level")
+
+    def __init__(self, levels: list, seconds: Optional[float], outer: Optional[float]) -> None:
+        self.levels, self.outer = levels, outer
+        self.limit = float(seconds) if isinstance(seconds, (int, float)) and seconds is not True and seconds > 0 else None
+
+    def __enter__(self) -> dict:
+        self.level = {"rang": False}
+        if self.limit is not None and self.outer is None:
+            self.outer = signal.getitimer(signal.ITIMER_VIRTUAL)[0]
+        self.start = os.times().user if self.limit is not None and self.outer else 0.0
+        self.levels.append(self.level)
+        if self.limit is not None:
+            try:
+                signal.setitimer(signal.ITIMER_VIRTUAL, max(self.limit, 0.001))
+            except BaseException:
+                self.levels.pop()
+                raise
+        return self.level
+
+    def __exit__(self, *exc: Any) -> None:
+        try:
+            if self.limit is not None:
+                outer = self.outer
+                left = outer - (os.times().user - self.start) if outer else 0
+                signal.setitimer(signal.ITIMER_VIRTUAL, max(left, 0.001) if outer else 0)
+        finally:
+            self.levels.pop()
 
 
 class _Server:
@@ -793,27 +830,12 @@ class _Server:
         signal.setitimer(signal.ITIMER_VIRTUAL, 0.05)  # again and again, for code that catches it
         raise _OutOfCPU()
 
-    @contextlib.contextmanager
-    def limited(self, seconds: Optional[float], *, outer: Optional[float] = None) -> Iterator[dict]:
+    def limited(self, seconds: Optional[float], *, outer: Optional[float] = None) -> "_Limit":
         """Inside the block, `_OutOfCPU` is raised once `seconds` of CPU time are used (none for None);
         yields a record whose "rang" says whether it was. An outer limit goes on counting afterwards.
         `outer`: the seconds the timer has left, when the caller knows it (0: none runs), saving the
         system calls that read it."""
-        level = {"rang": False}
-        limit = float(seconds) if isinstance(seconds, (int, float)) and seconds is not True and seconds > 0 else None
-        if limit is not None and outer is None:
-            outer = signal.getitimer(signal.ITIMER_VIRTUAL)[0]
-        start = os.times().user if limit is not None and outer else 0.0
-        self.levels.append(level)
-        try:
-            if limit is not None:
-                signal.setitimer(signal.ITIMER_VIRTUAL, max(limit, 0.001))
-            yield level
-        finally:
-            if limit is not None:
-                left = outer - (os.times().user - start) if outer else 0
-                signal.setitimer(signal.ITIMER_VIRTUAL, max(left, 0.001) if outer else 0)
-            self.levels.pop()
+        return _Limit(self.levels, seconds, outer)
 
     def bounded(self, seconds: Optional[float], work: Callable[[], Any], *, outer: Optional[float] = None,
                 began: Optional[float] = None) -> tuple[Any, Optional[float]]:
@@ -1029,10 +1051,10 @@ class _Server:
             now = time.process_time()
             if "out_of_time" in reply:
                 reply["by"] = by
-            text = json.dumps(reply, separators=(",", ":"), allow_nan=False).encode("ascii")
+            text = _JSON_TEXT(reply).encode("ascii")
             if len(text) > MAX_MESSAGE // 4:  # one answer too big to pass: it arrives as an Unplain, as from `call`
                 reply |= {"data": [["u", "object", f"<a value of {len(text):,} bytes, too big to pass on>"], []], "subclasses": []}
-                text = json.dumps(reply, separators=(",", ":"), allow_nan=False).encode("ascii")
+                text = _JSON_TEXT(reply).encode("ascii")
             parts.append(text)
             size += len(text)
             if "data" not in reply or size > MAX_MESSAGE // 2:

@@ -184,12 +184,17 @@ IDLE = textwrap.dedent("""
 @needs_sandbox
 @pytest.mark.parametrize("cgroup", [True, False], ids=["cgroup", "processes"])
 def test_a_check_costs_the_same_beside_a_thousand_idle_processes(cgroup, tmp_path):
+    """Each side is the least of two runs, the two sides taking turns: a burst of other work on the
+    machine (which makes any one run cost more) then has to hit both runs of a side to tip it."""
     env = {**os.environ, NO_CGROUP_ENV: "" if cgroup else "1"}
-    quiet = [_check_cpu(name, tmp_path, env) for name in ("player", "terminal")]
-    idle = subprocess.Popen([sys.executable, "-c", IDLE, "1000"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-    try:
-        assert idle.stdout.readline().strip() == "ready"
-        crowded = [_check_cpu(name, tmp_path, env) for name in ("player", "terminal")]
-    finally:
-        idle.communicate("\n", timeout=120)
-    assert sum(crowded) <= 1.25 * sum(quiet), (quiet, crowded)
+    runs: dict[str, list[float]] = {"quiet": [], "crowded": []}
+    for _ in range(2):
+        runs["quiet"].append(sum(_check_cpu(name, tmp_path, env) for name in ("player", "terminal")))
+        idle = subprocess.Popen([sys.executable, "-c", IDLE, "1000"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        try:
+            assert idle.stdout.readline().strip() == "ready"
+            runs["crowded"].append(sum(_check_cpu(name, tmp_path, env) for name in ("player", "terminal")))
+        finally:
+            idle.communicate("\n", timeout=120)
+    quiet, crowded = min(runs["quiet"]), min(runs["crowded"])
+    assert crowded <= 1.25 * quiet, runs
