@@ -1,7 +1,7 @@
 """The trusted side's work on what a student's server sends is linear in its size: a reply that would
 make the grader build a hash-flooded set (many distinct items with one hash) or hash a small message
 that stands for a tree of 2^100 items is refused at once, the function fails with a plain message, and
-the next call gets a new server. Attacks written as a student who has read grader/remote.py would:
+the next call gets a new server. Attacks written as a student who has read grader/remote/ would:
 the student's function writes its own reply frame to the server's pipe."""
 
 from __future__ import annotations

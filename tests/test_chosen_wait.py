@@ -135,7 +135,7 @@ def test_run_limited_counts_chosen_wait(sandbox, tmp_path, request, code, beside
         tree.close()
 
 
-# A student who read grader/remote.py: a thread of its own writes the server's "progress" messages to the
+# A student who read grader/remote/: a thread of its own writes the server's "progress" messages to the
 # grader's pipe every 50 ms while the call spins, so that the grader, busy reading them, never looked at the
 # limits (7.4 CPU s used against a 0.5 s limit after 8 s, neither stopped nor stalled).
 CHATTER = textwrap.dedent(r'''

@@ -97,3 +97,21 @@ def test_the_readme_grader_table_names_every_module():
     for name in GRADER_LAYERS:
         if name != "grader.__main__":
             assert f"`{name}`" in table, name
+
+
+REMOTE = ("grader.remote.errors", "grader.remote.protocol", "grader.remote.source", "grader.remote.server",
+          "grader.remote.client")  # the student server's package, in order: each imports only from those before it
+
+
+@pytest.mark.parametrize("module", REMOTE)
+def test_the_student_server_s_modules_import_one_way(module):
+    path = GRADER.parent / (module.replace(".", "/") + ".py")
+    later = REMOTE[REMOTE.index(module) + 1:]
+    reached = {m for m in imported(path, "grader") if m.startswith("grader.remote")}
+    assert not reached & set(later), f"{module} imports {', '.join(sorted(reached & set(later)))}, which come after it"
+    assert reached <= set(REMOTE[:REMOTE.index(module)]), f"{module} imports {', '.join(sorted(reached))} (not its modules)"
+
+
+def test_the_student_server_s_package_holds_those_modules():
+    found = {f"grader.remote.{p.stem}" for p in (GRADER / "remote").glob("*.py") if not p.stem.startswith("__")}
+    assert found == set(REMOTE)

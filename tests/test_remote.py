@@ -12,6 +12,7 @@ import psutil
 import pytest
 
 from grader import remote
+from grader.remote import client, protocol
 from grader.remote import (
     NotPlainData, Remote, RemoteDied, RemoteError, RemoteProtocolError, RemoteStalled, RemoteTimeout, Unplain,
     decode, encode,
@@ -183,7 +184,7 @@ def test_subclasses_become_their_plain_base_and_are_noted():
         def __iter__(self):
             return iter([])
 
-    encoder = remote._Encoder()
+    encoder = protocol._Encoder()
     back = decode(encoder.encode([Liar("X"), Listy([1, 2])]))
     assert type(back[0]) is str and back[0] == "X" and back[0] != "O"
     assert back[1] == [1, 2] and type(back[1]) is list
@@ -435,7 +436,7 @@ def _liar(script: str):
     """A launcher that starts a fake server running `script` (with RFD, WFD in sys.argv)."""
 
     def launch(argv, **options):
-        return remote._default_launcher([sys.executable, "-c", script, *argv[-2:]], **options)
+        return client._default_launcher([sys.executable, "-c", script, *argv[-2:]], **options)
 
     return launch
 
