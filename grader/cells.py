@@ -5,6 +5,12 @@ students' self-check)."""
 from __future__ import annotations
 
 
+def unreadable(name: str, error: BaseException) -> str:
+    """What is said of a file `name` that nbformat could not read as a notebook (invalid JSON, not a notebook)."""
+    said = str(error).splitlines()[0][:200] if str(error).strip() else "unreadable"
+    return f"{name} could not be read as a notebook ({type(error).__name__}: {said})"
+
+
 def is_test(meta: dict) -> bool:
     """True for the nbgrader metadata of a test cell: graded, and not an answer."""
     return bool(meta.get("grade")) and not meta.get("solution")

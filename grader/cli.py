@@ -46,6 +46,12 @@ AUTOGRADE_STATUS = (
     "what it did not, stops its workers and sandboxes and removes its scratch folders; run it again to grade the rest.")
 
 
+def _only_some(sub: argparse.ArgumentParser) -> None:
+    """The options of a command that can work on some students' or lessons' submissions only."""
+    sub.add_argument("--student", help="only these students (comma-separated)")
+    sub.add_argument("--lesson", help="only these lessons (comma-separated; a unique prefix such as 01 will do)")
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="ttt-grader", description=__doc__.split("\n\n")[0])
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -67,8 +73,7 @@ def _parser() -> argparse.ArgumentParser:
     sub = command("autograde", "grade every submission into DIR/gradebook.db, students in parallel",
                   epilog=AUTOGRADE_STATUS)
     sub.add_argument("--jobs", "-j", type=int, default=os.cpu_count() or 1, help="parallel workers (default: one per core)")
-    sub.add_argument("--student", help="only these students (comma-separated)")
-    sub.add_argument("--lesson", help="only these lessons (comma-separated; a unique prefix such as 01 will do)")
+    _only_some(sub)
     sub.add_argument("--force", action="store_true", help="grade again what an earlier run graded")
     sub.add_argument("--timeout", type=int, help="CPU seconds a cell may use, in the notebook's kernel and in the "
                                                  "re-check (default: Execute.timeout in nbgrader_config.py: 120 for the "
@@ -86,8 +91,7 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_argument("--no-sandbox", action="store_true", help=NO_SANDBOX)
 
     sub = command("feedback", "write nbgrader's HTML feedback for every graded submission")
-    sub.add_argument("--student", help="only these students (comma-separated)")
-    sub.add_argument("--lesson", help="only these lessons (comma-separated; a unique prefix such as 01 will do)")
+    _only_some(sub)
 
     sub = command("export", "write the grades as CSV: a row per student, a column per lesson; a blank "
                             "cell means the student submitted nothing for that lesson (0.0 is a graded zero)")
@@ -189,11 +193,12 @@ def _stopped(stop, summary) -> int:
         if stop.finished:
             print(summary(stop.finished))
         left = [f"{student}/{lesson}" for student, lesson in stop.unfinished]
+        stopped = f"ttt-grader autograde: stopped by {name}"
         if not stop.finished and not left:
-            print(f"ttt-grader autograde: stopped by {name} before it began grading: nothing was changed",
+            print(f"{stopped} before it began grading: nothing was changed",
                   file=sys.stderr)
             return 128 + stop.signum
-        print(f"ttt-grader autograde: stopped by {name}: {len(stop.finished)} submission(s) graded and recorded, "
+        print(f"{stopped}: {len(stop.finished)} submission(s) graded and recorded, "
               f"{len(left)} not graded{': ' + ', '.join(left) if left else ''}. Its workers, kernels and sandboxes "
               "were stopped and its scratch folders removed; run `ttt-grader autograde` again to grade the rest "
               "(what is recorded is kept).", file=sys.stderr)

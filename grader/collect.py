@@ -69,6 +69,7 @@ MAX_DEPTH = 3  # zip files inside zip files
 _CHUNK = 2**20
 STAMP = "timestamp.txt"  # nbgrader's file for the submission time
 _STAMP_FORMAT = "%Y-%m-%d %H:%M:%S.%f UTC"
+HOUSEKEEPING = "macOS or Jupyter housekeeping, not a submission"  # why a SKIP file was passed over
 
 _MOODLE = re.compile(r"^(?P<s>.+?)_assignsubmission_\w*$")
 _CANVAS = re.compile(r"^(?P<s>[^_]+?)(_late)?_(?P<id>\d+)_\d+_", re.I)
@@ -463,7 +464,7 @@ class _Walker:
                 continue
             parts = rel.parts
             if any(p in SKIP for p in parts):
-                self.report.skipped.append((rel.as_posix(), "macOS or Jupyter housekeeping, not a submission"))
+                self.report.skipped.append((rel.as_posix(), HOUSEKEEPING))
             elif path.suffix == ".ipynb":
                 yield _Found(path, rel.as_posix(), parts, parts, None, _lms_time(parts) or path.stat().st_mtime)
             elif zipfile.is_zipfile(path):
@@ -509,7 +510,7 @@ class _Walker:
                     report.skipped.append((where, "its path leaves the archive (.., an absolute path or a drive): not extracted"))
                     continue
                 if any(p in SKIP for p in parts):
-                    report.skipped.append((where, "macOS or Jupyter housekeeping, not a submission"))
+                    report.skipped.append((where, HOUSEKEEPING))
                     continue
                 name = parts[-1]
                 is_zip = name.lower().endswith(".zip")

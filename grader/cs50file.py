@@ -28,6 +28,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from ttt.limits import over_limit
+
 from grader.course import CELL_TIMEOUT, MEMORY_MB
 
 FUNCTIONS = ("initial_state", "player", "actions", "result", "winner", "terminal", "utility", "minimax")
@@ -182,7 +184,7 @@ def _run(path: str, name: str, out: str, note: str, cpu_seconds: str, mode: str 
         except (checks.CheckFailed, NotImplementedError) as error:
             write(False, str(error))
         except failures.OutOfCpuTime:
-            write(False, f"timed out: the check of {name} used more than its {seconds:g} s of CPU time"
+            write(False, "timed out: " + over_limit(f"the check of {name}", seconds)
                   + (f"\n\nwhile running {_last_call(Path(note))}" if _last_call(Path(note)) else ""))
         except BaseException as error:  # what the check itself could not turn into a message
             write(False, f"{name}: the check stopped with {failures._type_name(error)}: {error}")

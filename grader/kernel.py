@@ -37,6 +37,7 @@ KERNEL_NAME = "ttt-grading"
 MAX_FILE_MB = 256  # the largest file a kernel may write
 MORE_PROCESSES = 256  # processes a kernel's user may start beyond those it runs already (RLIMIT_NPROC)
 KERNELS_ENV, READ_ONLY_ENV, KERNEL_ENV = "TTT_GRADER_KERNELS", "TTT_GRADER_READ_ONLY", "TTT_GRADER_KERNEL"
+CUT_SHORT = "\n... output cut short by the grader ...\n"  # where a cell's (or a test's) output was cut
 APART_ENV = "TTT_GRADER_CHECKS_APART"  # "1": the hidden checks run in the re-check, not in the kernel
 PRELOAD = ("ttt.tictactoe", "ttt.draw", "grader.checks")  # what every lesson imports; pure Python
 
@@ -167,7 +168,7 @@ def cap_output(most: int = MAX_OUTPUT_BYTES, piece: int = OUTPUT_PIECE) -> None:
         self._ttt_sent += len(text)
         if room <= 0:
             return len(text)
-        kept = text[:room] + ("\n... output cut short by the grader ...\n" if len(text) > room else "")
+        kept = text[:room] + (CUT_SHORT if len(text) > room else "")
         if len(kept) <= piece:
             write(self, kept)
             return len(text)

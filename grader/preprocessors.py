@@ -62,6 +62,8 @@ from nbformat.v4 import new_output
 from nbgrader.preprocessors import ClearHiddenTests, NbGraderPreprocessor
 from traitlets import Bool, Float, Integer, Unicode
 
+from ttt.limits import over_limit
+
 from grader.cells import is_test_cell
 from grader.course import enabled_in
 from grader.execute import STALL_SECONDS
@@ -274,7 +276,7 @@ class Recheck(NbGraderPreprocessor):
         if verdict.ename == OUT_OF_TIME:
             waited = verdict.evalue.splitlines()[0] if STALLED_WORDS in verdict.evalue else ""  # RemoteStalled's
             report["problems"].append(f"test cell {grade_id}" + (f": {waited[:300]}" if waited else
-                                      f" timed out: it used more than its {self.timeout:g} s of CPU time"))
+                                      " timed out: " + over_limit("it", self.timeout)))
             if waited:
                 report["suspicious"].append(waited_note(f"test cell {grade_id}, re-checked apart,"))
         # the hidden checks run here only (the kernel never sees them): their failure is no sign of cheating

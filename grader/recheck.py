@@ -43,7 +43,10 @@ import os
 from pathlib import Path
 from typing import Callable, NamedTuple
 
+from ttt.limits import over_limit
+
 from grader.cells import is_test
+from grader.kernel import CUT_SHORT
 
 OUTPUT_CHARS = 20_000  # the most a test cell's output keeps here
 LESSON_CELL_SECONDS = 10.0  # CPU seconds a statement of the lesson's own cells may spend in the submission's functions
@@ -76,12 +79,13 @@ REACHING_ON = {"os": {"system": "new processes", "popen": "new processes",  # no
                       "walk": "the file system", "listdir": "the file system", "scandir": "the file system"},
                "shutil": {"rmtree": "the file system", "copytree": "the file system", "move": "the file system"},
                "glob": {"glob": "the file system"}, "sys": {"modules": "the import machinery"}}
+_THREADS = "threads (code running between the checks)"
 REACHING_MODULES = {"gc": "the garbage collector", "ctypes": "raw memory", "subprocess": "new processes",
                     "socket": "the network", "sqlite3": "databases", "signal": "signals", "multiprocessing": "new processes",
                     "jupyter_client": "other kernels", "resource": "resource limits", "shutil": "the file system",
                     "importlib": "the import machinery", "inspect": "the interpreter's frames",
-                    "threading": "threads (code running between the checks)", "_thread": "threads (code running between the checks)",
-                    "concurrent": "threads (code running between the checks)",
+                    "threading": _THREADS, "_thread": _THREADS,
+                    "concurrent": _THREADS,
                     "marshal": "functions' code"}
 GRADER_FOR_LESSONS = ("grader.checks", "grader.selfcheck")  # what a lesson's cells import of the grader: the rest is its machinery
 
@@ -289,7 +293,7 @@ class _Printed(io.StringIO):
     def write(self, text: str) -> int:
         room = OUTPUT_CHARS - self.tell()
         if room > 0:
-            super().write(text[:room] if len(text) <= room else text[:room] + "\n... output cut short by the grader ...\n")
+            super().write(text[:room] if len(text) <= room else text[:room] + CUT_SHORT)
         return len(text)
 
 
@@ -311,7 +315,7 @@ def _run_test(source: str, grade_id: str, namespace: dict, remote, timeout: floa
             raise  # the grader itself is being stopped
         stopped = isinstance(error, OutOfCpuTime)
         if stopped:
-            said = str(error) or f"the test used more than its {timeout:g} s of CPU time"
+            said = str(error) or over_limit("the test", timeout)
             if last_call[0] is not None:
                 call, board = last_call[0]
                 said = "\n".join([f"{said}, still in the call {call} (an endless loop, or a search that never ends?)", "",

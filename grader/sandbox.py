@@ -173,6 +173,10 @@ def _tool(name: str) -> str | None:
 
 
 @functools.cache
+def _not_started(why: object) -> str:
+    return f"bubblewrap could not start a sandbox: {why}."
+
+
 def available() -> str | None:
     """Return None when a sandbox can be started here, else the reason (one sentence); starts one once to know."""
     if not sys.platform.startswith("linux"):
@@ -190,7 +194,7 @@ def available() -> str | None:
                               stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                               timeout=60)
     except (OSError, subprocess.TimeoutExpired) as error:
-        return f"bubblewrap could not start a sandbox: {error}."
+        return _not_started(error)
     finally:
         if seccomp is not None:
             os.close(seccomp)
@@ -202,7 +206,7 @@ def available() -> str | None:
         return (f"bubblewrap cannot create a user namespace ({said}): allow unprivileged user namespaces "
                 "(sysctl -w kernel.unprivileged_userns_clone=1 on older Debian, user.max_user_namespaces=15000, "
                 "or on Ubuntu 24.04 kernel.apparmor_restrict_unprivileged_userns=0), or run as root.")
-    return f"bubblewrap could not start a sandbox: {said}."
+    return _not_started(said)
 
 
 def _uids_in_use() -> set[int]:

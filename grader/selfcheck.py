@@ -180,8 +180,9 @@ def check_notebook(path: str | Path, *, course: str | Path | None = None, sandbo
     try:
         nb = nbformat.read(path, as_version=4)
     except Exception as error:  # noqa: BLE001  (invalid JSON, not a notebook: said in one line)
-        raise NotALesson(f"{path.name} could not be read as a notebook ({type(error).__name__}: "
-                         f"{str(error).splitlines()[0][:160] if str(error) else 'unreadable'})") from None
+        from grader.cells import unreadable
+
+        raise NotALesson(unreadable(path.name, error)) from None
     course = Path(course).resolve() if course is not None else None
     sources = _sources(course)
     lesson = which_lesson(nb, path, sources)

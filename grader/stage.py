@@ -17,7 +17,7 @@ import json
 import shutil
 from pathlib import Path
 
-from grader.cells import is_test_cell
+from grader.cells import is_test_cell, unreadable
 from grader.layout import digest, lesson_notebooks
 
 BLANK_NOTE = "**Not graded as submitted.**"
@@ -92,7 +92,7 @@ def stage(course: Path, student: str, lesson: str, *, into: Path, coursedir, bla
                 problems += restored + _edited_cells(nb, release / f"{name}.ipynb", source / f"{name}.ipynb")
                 problems += _changed_cells(nb, release / f"{name}.ipynb")
             except Exception as error:  # invalid JSON, not a notebook, unreadable
-                blank = f"{path.name} could not be read as a notebook ({type(error).__name__}: {str(error)[:200]})"
+                blank = unreadable(path.name, error)
         if blank:
             problems.append(blank)
             _blank(path, release / f"{name}.ipynb", blank)

@@ -28,6 +28,25 @@ class OutOfCpuTime(BaseException):
     """
 
 
+def over_limit(who: str, seconds: float) -> str:
+    """How a student or an instructor is told that `who` (a function's name, "the test", "the call")
+    was stopped at its limit of `seconds` CPU seconds: the one wording, wherever a limit stops code.
+
+    >>> over_limit("minimax", 10)
+    'minimax used more than its 10 s of CPU time'
+    """
+    return f"{who} used more than its {seconds:g} s of CPU time"
+
+
+def still_running(seconds: float) -> str:
+    """How a call stopped at its limit of `seconds` CPU seconds is described where it ran.
+
+    >>> still_running(0.5)
+    'still running after 0.5 s of CPU time'
+    """
+    return f"still running after {seconds:g} s of CPU time"
+
+
 @contextlib.contextmanager
 def cpu_limit(seconds: Optional[float]) -> Iterator[None]:
     """Inside the block, raise `OutOfCpuTime` once the process has used `seconds` of CPU time.

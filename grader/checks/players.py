@@ -8,7 +8,7 @@ from typing import Callable
 from ttt.games import classic
 
 from grader.checks.failures import _fail, _passed, _show
-from grader.checks.student import _Student, _action, _answers, _board, _positions, _square_or_none
+from grader.checks.student import _Student, _action, _answers, _board, _not_over, _positions, _square_or_none
 from grader.checks.display import _guarded
 
 
@@ -23,7 +23,7 @@ def check_win_block(win_block: Callable) -> str:
     """
     student = _Student(win_block, "win_block")
     boards = _positions(over=False)
-    checked = f"{len(boards):,} positions where the game is not over are checked"
+    checked = f"{_not_over(boards)} are checked"
     for text, got in _answers(student, boards, checked):
         me = classic.to_move(text)
         wins = classic.winning_squares(text, me)
@@ -45,4 +45,4 @@ def check_win_block(win_block: Callable) -> str:
                 note="" if square is not None else "win_block returns an action (i, j): row i, column j.",
                 checked=checked,
             )
-    return _passed("win_block", f"all {len(boards):,} positions where the game is not over")
+    return _passed("win_block", f"all {_not_over(boards)}")

@@ -16,7 +16,7 @@ from grader.checks.failures import (
     Board, CheckFailed, Text, _fail, _what_it_is, _invalid_action_error, _is_bool, _passed, _show, _text_or_none, _type_name, draw,
 )
 from grader.checks.student import (
-    _Failures, _Student, _action, _answer, _answers, _board, _focus, _not_an_exception, _on_its_own, _positions,
+    _Failures, _Student, _action, _answer, _answers, _board, _focus, _not_an_exception, _not_over, _on_its_own, _positions,
     _student_raised, _unchanged,
 )
 from grader.checks.display import _guarded
@@ -58,7 +58,7 @@ def check_player(student: _Student) -> str:
     The CS50 project: any answer is accepted on a board where the game is over.
     """
     boards = _positions(over=False)
-    checked = f"{len(boards):,} positions where the game is not over are checked"
+    checked = f"{_not_over(boards)} are checked"
     failures = _Failures("player", checked)
     call = f"{student.name}(board)"
 
@@ -74,7 +74,7 @@ def check_player(student: _Student) -> str:
             raise _fail(call, _board(text), "wrong player", expected=repr(expected), got=_show(got), note=note, checked=checked)
 
     failures.each(boards, one, asking=student)
-    return _passed("player", f"all {len(boards):,} positions where the game is not over")
+    return _passed("player", f"all {_not_over(boards)}")
 
 
 @_guarded
@@ -82,7 +82,7 @@ def check_player(student: _Student) -> str:
 def check_actions(student: _Student) -> str:
     """Print and return a one-line summary if `actions(board)` is the set of empty squares (i, j) on every position not over."""
     boards = _positions(over=False)
-    checked = f"{len(boards):,} positions where the game is not over are checked"
+    checked = f"{_not_over(boards)} are checked"
     failures = _Failures("actions", checked)
     call = f"{student.name}(board)"
 
@@ -112,7 +112,7 @@ def check_actions(student: _Student) -> str:
             raise _fail(call, _board(text), "wrong set of actions", expected=shown, got=repr(got), note=note, checked=checked)
 
     failures.each(boards, one, asking=student)
-    return _passed("actions", f"all {len(boards):,} positions where the game is not over")
+    return _passed("actions", f"all {_not_over(boards)}")
 
 
 INVALID_ACTIONS: tuple[tuple[Any, str], ...] = (

@@ -18,6 +18,7 @@ from contextvars import ContextVar
 from typing import Any, Callable, Iterable, Iterator, Optional, Sequence
 
 import ttt.tictactoe as ref
+from ttt.errors import not_written
 from ttt.games import classic
 
 from grader.checks.failures import (
@@ -112,6 +113,9 @@ def _guarded_searches(function: Any) -> dict:
             and helper.__globals__ is namespace and not _not_the_student_s(helper.__code__.co_filename)}
 
 
+INSTEAD = " instead of returning an answer"  # after what a function did that ended its call
+
+
 class _Student:
     """Calls to one student function, guarded: the reference off, exceptions told plainly."""
 
@@ -149,9 +153,7 @@ class _Student:
         except ReferenceCalled as called:
             raise _used_reference(self.name, str(called)) from None
         except NotImplementedError:
-            raise NotImplementedError(
-                f"{self.name} is not written yet: replace `raise NotImplementedError()` with your code."
-            ) from None
+            raise NotImplementedError(not_written(self.name)) from None
 
     def __call__(self, *args: Any, call: str, board: Any = None, checked: str = "") -> Any:
         """Return the function's answer; anything it raises fails the check, saying what and where."""
@@ -166,14 +168,14 @@ class _Student:
             if type(ended).__name__ == "RemoteProtocolError":  # its process answered with what the grader refuses
                 said = f"answered with something the grader refuses to take ({ended}), and its process was ended"
             else:
-                said = f"ended the process it ran in ({ended}) instead of returning an answer"
+                said = f"ended the process it ran in ({ended}){INSTEAD}"
             failed = _fail(call, board, said, checked=checked, kind="ended the process")
             failed.fatal = True  # it would end it again on the next board: one is enough
             if type(ended).__name__ == "RemoteProtocolError":
                 failed.suspicious = f"{call} answered the grader with a message it refuses ({str(ended)[:150]})"
             raise failed from None
         except SystemExit as exiting:
-            raise _fail(call, board, f"exited (SystemExit: {exiting}) instead of returning an answer", checked=checked) from None
+            raise _fail(call, board, f"exited (SystemExit: {exiting}){INSTEAD}", checked=checked) from None
         except RecursionError:
             raise _fail(call, board, "went into endless recursion (RecursionError): check the case that stops it.", checked=checked) from None
         except Exception as error:  # the student's bug, shown as what it is
@@ -651,6 +653,11 @@ def _positions(*, over: Optional[bool] = None) -> list[Text]:
     if over is None:
         return list(boards)
     return [b for b in boards if classic.is_terminal(b) == over]
+
+
+def _not_over(boards: list[Text]) -> str:
+    """How a check names `boards`, the positions not over it asks about: "4,520 positions where the game is not over"."""
+    return f"{len(boards):,} positions where the game is not over"
 
 
 def _action(square: int) -> tuple[int, int]:

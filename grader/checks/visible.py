@@ -17,6 +17,7 @@ from typing import Any, Callable, Iterable, Iterator, Optional
 import ttt.tictactoe as ref
 from ttt.errors import not_written
 from ttt.games import classic
+from ttt.limits import still_running
 from ttt.games.base import Game
 
 from grader.checks.failures import (
@@ -179,7 +180,7 @@ def returned(function: Callable, board: Any, *args: Any, call: Optional[str] = N
     except ReferenceCalled as called:
         raise _visible(_used_reference(name, str(called))) from None
     except OutOfCpuTime:
-        running = f"still running after {seconds:g} s of CPU time: {slow or ENDS}"
+        running = f"{still_running(seconds)}: {slow or ENDS}"
         raise _visible(_fail(call, picture, _first_line(why, running, f"it is {running}"), note=stood_in)) from None
     except _BoardChanged as changed:
         raise _visible(_changed_board(call, changed.name, "board", changed.before, changed.after, picture, why=why,
@@ -310,7 +311,7 @@ def expect_pruning(alphabeta: Callable, *, seconds: float = 10) -> None:
         raise _not_written("alphabeta", stub) from None
     except OutOfCpuTime:
         k = pruning_positions().index(at[0]) + 1 if at else 1
-        running = f"still running after {seconds:g} s of CPU time: {ENDS}"
+        running = f"{still_running(seconds)}: {ENDS}"
         raise _visible(_fail("alphabeta(board)", at[0] if at else None,
                              _first_line(f"the count of the nodes it visits, at position {k} of {len(pruning_positions())}",
                                          running, f"it is {running}"))) from None
@@ -376,7 +377,7 @@ def expect_raises(function: Callable, *args: Any, error: type = ValueError, call
         with _limits(function, seconds, None), substituted(home, **helpers) if home is not None else contextlib.nullcontext():
             got = function(*args)
     except OutOfCpuTime:
-        running = f"still running after {seconds:g} s of CPU time: {ENDS}"
+        running = f"{still_running(seconds)}: {ENDS}"
         raise _visible(_fail(call, board, _first_line(f"{why}, so {must}" if why else "", running, f"it is {running}"),
                              note=stood_in)) from None
     except error as raised:

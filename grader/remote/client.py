@@ -21,6 +21,8 @@ import types
 from pathlib import Path
 from typing import Any, Callable, Collection, Iterable, Iterator, Optional
 
+from ttt.limits import over_limit
+
 from grader.processes import ChosenWait
 from grader.remote.errors import (
     NotPlainData,
@@ -505,7 +507,7 @@ class Remote:
         finally:
             self._budgets.pop()
         if self.cpu_seconds() - began > seconds + self.grace:  # spent after its last answer (a thread of the student's)
-            raise RemoteTimeout(f"the test used more than its {seconds:g} s of CPU time")
+            raise RemoteTimeout(over_limit("the test", seconds))
 
     def cpu_seconds(self) -> float:
         """Returns the CPU seconds the student servers have used so far (restarted ones included),
@@ -543,7 +545,7 @@ class Remote:
             for began, seconds in self._budgets:
                 left = seconds - (used - began)
                 if left <= 0:
-                    raise RemoteTimeout(f"the test used more than its {seconds:g} s of CPU time")
+                    raise RemoteTimeout(over_limit("the test", seconds))
                 if limit is None or left < limit:
                     limit, bound_by = left, seconds
         return limit, bound_by
@@ -590,7 +592,7 @@ class Remote:
                     left = seconds - (used - began)
                     if left <= 0:
                         self._drop_plan()
-                        raise RemoteTimeout(f"the test used more than its {seconds:g} s of CPU time")
+                        raise RemoteTimeout(over_limit("the test", seconds))
                     if total is None or left < total:
                         total, bound_by = left, seconds
             self._plan.extend(itertools.islice(self._plan_source, max(0, self._chunk - len(self._plan))))
@@ -667,8 +669,8 @@ class Remote:
         if "out_of_time" in reply:
             used = reply["out_of_time"]
             if budget is not None:  # the test's time ran out in this call: said as the test's limit, not what was left
-                raise RemoteTimeout(f"the test used more than its {budget:g} s of CPU time")
-            raise RemoteTimeout(f"{function.__name__} used more than its {limit:g} s of CPU time" if limit is not None else
+                raise RemoteTimeout(over_limit("the test", budget))
+            raise RemoteTimeout(over_limit(function.__name__, limit) if limit is not None else
                                 f"{function.__name__} ran out of CPU time" + (f" ({used:g} s)" if isinstance(used, (int, float)) else ""))
         if "not_written" in reply:
             raise NotImplementedError(str(reply["not_written"])[:2000])
@@ -850,7 +852,7 @@ class Remote:
             if started is None:
                 started = used
             if cpu is not None and used - started > cpu + self.grace:
-                raise self._fail(RemoteTimeout(f"the call used more than its {cpu:g} s of CPU time (stopped from outside)"))
+                raise self._fail(RemoteTimeout(over_limit("the call", cpu) + " (stopped from outside)"))
             if self._waits.look() >= self.stall_seconds:
                 raise self._fail(_stalled(self.stall_seconds, ran=True))
 

@@ -303,7 +303,7 @@ class _Decoder:
         if tree is None or kind is bool or kind is str or kind is int or kind is float:
             return tree
         if kind is not list or not tree or type(tree[0]) is not str:
-            raise RemoteProtocolError(f"not a value of the protocol: {_glimpse(tree)}")
+            raise _not_a_value(tree)
         if depth > MAX_DEPTH + 2:
             raise RemoteProtocolError(f"a value nested more than {MAX_DEPTH} deep")
         tag = tree[0]
@@ -366,7 +366,7 @@ class _Decoder:
                     pass
         if tag == "u" and len(tree) == 3 and type(tree[1]) is str and type(tree[2]) is str:
             return Unplain(tree[1], tree[2])
-        raise RemoteProtocolError(f"not a value of the protocol: {_glimpse(tree)}")
+        raise _not_a_value(tree)
 
     @staticmethod
     def _named(tree: list, items: list) -> tuple:
@@ -412,6 +412,10 @@ class _ClientsDecoder(_Decoder):
 def decode(tree: Any) -> Any:
     """Returns the value a JSON tree stands for (exact built-in types only); raises RemoteProtocolError for a malformed one."""
     return _Decoder().decode(tree)
+
+
+def _not_a_value(tree: Any) -> RemoteProtocolError:
+    return RemoteProtocolError(f"not a value of the protocol: {_glimpse(tree)}")
 
 
 def _glimpse(value: Any) -> str:
