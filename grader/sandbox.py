@@ -172,11 +172,11 @@ def _tool(name: str) -> str | None:
     return os.path.realpath(found) if found else None
 
 
-@functools.cache
 def _not_started(why: object) -> str:
     return f"bubblewrap could not start a sandbox: {why}."
 
 
+@functools.cache
 def available() -> str | None:
     """Return None when a sandbox can be started here, else the reason (one sentence); starts one once to know."""
     if not sys.platform.startswith("linux"):
