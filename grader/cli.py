@@ -21,6 +21,7 @@ import os
 import sys
 from pathlib import Path
 
+from grader.course import MEMORY_MB
 from grader.cs50file import CPU_SECONDS
 
 
@@ -83,7 +84,7 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_argument("--stall-timeout", type=int, metavar="SECONDS", help="wall seconds a notebook's cells may spend "
                      "waiting without computing (sleeping, or waiting for what never comes), in all: the one limit "
                      "the clock sets (default: SafeExecute.stall_timeout, 60)")
-    sub.add_argument("--memory", type=int, metavar="MB", help="memory cap per kernel (default 2048)")
+    sub.add_argument("--memory", type=int, metavar="MB", help=f"memory cap per kernel (default {MEMORY_MB})")
     sub.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
     sub.add_argument("--cluster", metavar="ADDRESS", default=os.environ.get("DASK_SCHEDULER_ADDRESS") or None,
                      help="grade on the Dask cluster whose scheduler is at ADDRESS, such as tcp://10.0.0.5:8786 "
