@@ -26,7 +26,7 @@ GRADER_LAYERS = {  # the README's grader table, a layer a row
     "grader.stage": 3, "grader.execute": 3, "grader.recheck": 3, "grader.preprocessors": 3,
     "grader.nbconfig": 4,
     "grader.gradebook": 5, "grader.worker": 5, "grader.cluster": 5, "grader.autograde": 5,
-    "grader.collect": 6, "grader.course_ops": 6, "grader.selfcheck": 6, "grader.cs50file": 6, "grader.cli": 6,
+    "grader.collect": 6, "grader.course_ops": 6, "grader.selfcheck": 6, "grader.check_button": 6, "grader.validate": 6, "grader.cs50file": 6, "grader.cli": 6,
     "grader.__main__": 6,
 }
 # A Trace shown in a notebook draws itself: ttt.draw is imported when it is displayed, not before.

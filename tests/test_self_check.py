@@ -133,12 +133,12 @@ def test_check_finds_the_lesson_from_its_cells_under_another_name(lessons, tmp_p
 
 
 def test_validate_in_the_students_lab_runs_the_visible_tests_and_says_the_hidden_did_not_run(lessons):
-    """The students' lab answers Validate from ``python -m grader.selfcheck validate`` (nbgrader's
+    """The students' lab answers Validate from ``python -m grader.validate`` (nbgrader's
     Validator, in a process of its own): the slip passes the visible tests, and the answer says
     that the hidden tests did not run and how to run them, never nbgrader's "Success"."""
-    from grader.selfcheck import validate_answer
+    from grader.validate import validate_answer
 
-    done = subprocess.run([sys.executable, "-m", "grader.selfcheck", "validate", str(lessons["slip"])],
+    done = subprocess.run([sys.executable, "-m", "grader.validate", str(lessons["slip"])],
                           cwd=lessons["slip"].parent, env=_env(JUPYTER_CONFIG_PATH=str(STUDENT_LAB)),
                           capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr
@@ -156,7 +156,7 @@ def test_validate_in_the_students_lab_runs_the_visible_tests_and_says_the_hidden
 def test_validate_shows_a_failing_cells_error_before_its_code(lessons, tmp_path):
     """A visible test that fails: Validate's dialog (nbgrader's: the cell's code, then its error)
     gets the code cut to its first lines, so the error shows without scrolling, and the note."""
-    from grader.selfcheck import validate_answer
+    from grader.validate import validate_answer
 
     broken = tmp_path / f"{LESSON}.ipynb"
     nb = nbformat.read(lessons["correct"], as_version=4)
@@ -164,7 +164,7 @@ def test_validate_shows_a_failing_cells_error_before_its_code(lessons, tmp_path)
         if cell.metadata.get("nbgrader", {}).get("grade_id") == "terminal":
             cell.source = "def terminal(board):\n    return False"
     nbformat.write(nb, broken)
-    done = subprocess.run([sys.executable, "-m", "grader.selfcheck", "validate", str(broken)], cwd=tmp_path,
+    done = subprocess.run([sys.executable, "-m", "grader.validate", str(broken)], cwd=tmp_path,
                           env=_env(), capture_output=True, text=True, timeout=600)
     results = json.loads(done.stdout.splitlines()[-1])
     assert len(results["failed"]) == 1, results
