@@ -13,7 +13,7 @@ import pytest
 PACKAGE = Path(__file__).resolve().parent.parent / "ttt"
 GRADER = PACKAGE.parent / "grader"
 LAYERS = {  # module (or package) -> its layer, in order
-    "ttt.errors": 0, "ttt.limits": 0, "ttt.games": 0, "ttt.tictactoe": 0,
+    "ttt.errors": 0, "ttt.limits": 0, "ttt.registry": 0, "ttt.games": 0, "ttt.tictactoe": 0,
     "ttt.search": 1, "ttt.engine": 1, "ttt.agents": 1, "ttt.play": 1,
     "ttt.trace": 2,
     "ttt.draw": 3,

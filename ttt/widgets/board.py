@@ -332,9 +332,9 @@ class PlayableBoard(GameBoard):
         choices: dict[str, Any] = {}
         if not isinstance(opponent, str):
             choices[OWN + getattr(opponent, "__name__", "function")] = opponent
-        elif opponent not in agents.names():
-            raise ValueError(f"unknown player {opponent!r}; choose one of: {', '.join(agents.names())}")
-        choices.update({name: name for name in agents.names()})
+        else:
+            agents.lookup(opponent, game=self.game.name)  # raises, naming the players, for one that is not
+        choices.update({name: name for name in agents.names(self.game.name)})
         super().__init__(opponent=opponent, side=side, choices=choices, seed=seed, size=3, can_think=True)
         self.observe(self._on_thinking, names=["thinking", "thinking_depth"])
 
@@ -423,7 +423,8 @@ class PlayableBoard(GameBoard):
         if self._trace is None:
             self._trace = record(self.game, before, algorithm="alphabeta", ordered=True, **self._limits())
             self._trace_depth = self.thinking_depth
-        searcher = "" if self.opponent in ("minimax", "alphabeta") else f" ({self.opponent_name} does not search; this is what alpha-beta sees)"
+        searches = isinstance(own, str) and agents.lookup(own, game=self.game.name).searches_to_end
+        searcher = "" if searches else f" ({self.opponent_name} does not search; this is what alpha-beta sees)"
         return self._trace, f"Alpha-beta from {where}, best moves first{searcher}."
 
 
