@@ -12,32 +12,29 @@ from __future__ import annotations
 
 import pkgutil
 from importlib import import_module
-from typing import Generic, TypeVar
-
-T = TypeVar("T", bound=type)
 
 
-class Registry(Generic[T]):
-    """The classes of one kind (`kind`: 'game' or 'player') by the name each declares; the
-    modules of `package` are imported the first time the classes are asked for."""
+class Registry(dict):
+    """The classes of one kind (`kind`: 'game' or 'player') by the name each declares: a dict
+    of the classes defined so far; `classes` first imports every module of `package`."""
 
     def __init__(self, kind: str, package: str) -> None:
+        super().__init__()
         self.kind, self.package = kind, package
-        self._classes: dict[str, T] = {}
         self._loaded = False
 
-    def add(self, cls: T) -> None:
+    def add(self, cls: type) -> None:
         """Register `cls` under its ``name``. A class defined again (a notebook cell run twice,
         a module reloaded) replaces itself; another class may not take a name already taken."""
         name = cls.name
         if not isinstance(name, str) or not name:
             raise TypeError(f"a {self.kind}'s name is a non-empty string, not {name!r} ({cls.__qualname__})")
-        old = self._classes.get(name)
+        old = self.get(name)
         if old is not None and (old.__module__, old.__qualname__) != (cls.__module__, cls.__qualname__):
             raise ValueError(f"two {self.kind}s are called {name!r}: {_where(old)} and {_where(cls)}")
-        self._classes[name] = cls
+        self[name] = cls
 
-    def classes(self) -> dict[str, T]:
+    def classes(self) -> dict[str, type]:
         """Return every registered class by name, sorted, once the package's modules are imported."""
         if not self._loaded:
             self._loaded = True  # (first: a module imported here may ask again)
@@ -47,7 +44,7 @@ class Registry(Generic[T]):
             except BaseException:
                 self._loaded = False
                 raise
-        return dict(sorted(self._classes.items()))
+        return dict(sorted(self.items()))
 
 
 def _where(cls: type) -> str:

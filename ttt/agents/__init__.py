@@ -69,7 +69,7 @@ class Agent:
         return require_moves(self.game, state)
 
 
-PLAYERS: Registry = Registry("player", "ttt.agents")  # every player class, by its name
+PLAYERS = Registry("player", "ttt.agents")  # every player class, by its name
 
 
 def require_moves(game: Game, state: Any) -> Sequence:

@@ -125,4 +125,4 @@ class Game(Protocol[State, Move]):
         return given
 
 
-GAMES: Registry = Registry("game", "ttt.games")  # every game class, by its name
+GAMES = Registry("game", "ttt.games")  # every game class, by its name
