@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import itertools
+import re
+from pathlib import Path
+
 import pytest
 
 import oracle
@@ -28,9 +32,28 @@ def other(player: str) -> str:
     return "O" if player == "X" else "X"
 
 
+PLAYERS_PAGE = Path(__file__).resolve().parent.parent / "docs" / "players.md"
+
+
+def documented_players(header: str) -> set[str]:
+    """The names in the first column of the table of docs/players.md whose header row is `header`."""
+    lines = PLAYERS_PAGE.read_text().splitlines()
+    rows = itertools.takewhile(lambda line: line.startswith("|"), lines[lines.index(header) + 2:])
+    return {name for row in rows for name in re.findall(r"`([^`]+)`", row.split("|")[1])}
+
+
+@pytest.mark.parametrize("header, games", [("| name | what it does | source |", ["tictactoe"]),
+                                           ("| player | what it does |", ["nine-board", "ultimate"])])
+def test_the_players_page_has_a_row_for_each_player_of_its_games(header, games):
+    for game in games:
+        assert documented_players(header) == set(agents.names(game)), f"docs/players.md's table of {game}'s players"
+
+
 @pytest.mark.parametrize("game", ["nine-board", "ultimate"])
-def test_the_big_board_players_are_registered(game):
-    assert agents.names(game) == ["default", "line-count", "mcts", "random"]
+def test_the_big_boards_are_played_by_their_searchers_and_random_play_not_by_the_3x3_players(game):
+    names = agents.names(game)
+    assert names == sorted(names) and {"default", "line-count", "mcts", "random"} <= set(names)
+    assert not {"minimax", "alphabeta", "win-block", "ai1", "ai2", "rich-knight"} & set(names)
 
 
 @pytest.mark.parametrize("game, mover, seed", [("nine-board", "X", 4), ("ultimate", "O", 7)])
@@ -48,9 +71,24 @@ def test_every_big_board_player_plays_legal_moves_to_the_end(game, mover, seed, 
 
 
 def test_names_and_unknown_names():
-    assert agents.names() == ["ai1", "ai2", "alphabeta", "minimax", "random", "rich-knight", "win-block"]
-    with pytest.raises(ValueError, match="unknown player 'perfect'; choose one of: ai1, ai2, alphabeta"):
+    names = agents.names()
+    assert names == sorted(names) and {"ai1", "ai2", "alphabeta", "minimax", "random", "rich-knight", "win-block"} <= set(names)
+    with pytest.raises(ValueError, match=f"^unknown player 'perfect'; choose one of: {', '.join(names)}$"):
         agents.make("perfect")
+
+
+@pytest.mark.parametrize("name, game, message", [
+    ("win-block", "ultimate", "player 'win-block' plays tictactoe only, not ultimate; choose one of: "),
+    ("minimax", "nine-board", "player 'minimax' searches to the end of the game, which nine-board is too big for; "
+                              "choose one of: "),
+    ("mcts", "tictactoe", "player 'mcts' plays nine-board and ultimate only, not tictactoe; choose one of: "),
+])
+def test_a_player_asked_for_a_game_it_does_not_play_says_which_it_plays(name, game, message):
+    for ask in (lambda: agents.make(name, game=game), lambda: agents.options(name, game=game),
+                lambda: agents.lookup(name, game=game)):
+        with pytest.raises(ValueError) as refused:
+            ask()
+        assert str(refused.value) == message + ", ".join(agents.names(game))
 
 
 @pytest.mark.parametrize("name", agents.names())

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from ttt.games.bigboard import BigState
+from ttt import agents
+from ttt.games import game_names
+from ttt.games.bigboard import BigBoardGame, BigState
 from ttt.widgets.bigboard import BigBoard
 
 
@@ -125,8 +127,13 @@ def test_in_ultimate_a_won_board_cannot_be_played_when_sent_anywhere():
 def test_bad_arguments_are_clear_errors():
     with pytest.raises(ValueError, match="unknown game 'chess'"):
         BigBoard("chess")
-    with pytest.raises(ValueError, match="unknown player 'minimax'; choose one of: default, line-count, mcts, random"):
+    players = ", ".join(agents.names("nine-board"))
+    with pytest.raises(ValueError, match=f"^unknown player 'nobody'; choose one of: {players}$"):
+        BigBoard("nine-board", opponent="nobody")
+    with pytest.raises(ValueError, match=f"^player 'minimax' searches to the end of the game, .*; choose one of: {players}$"):
         BigBoard("nine-board", opponent="minimax")
+    with pytest.raises(ValueError, match=f"^unknown game 'tictactoe'; choose one of: {', '.join(game_names(BigBoardGame))}$"):
+        BigBoard("tictactoe")
     with pytest.raises(ValueError, match="side must be 'X' or 'O'"):
         BigBoard("ultimate", side="Z")
 

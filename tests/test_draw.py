@@ -13,12 +13,13 @@ import pytest
 
 from ttt import InvalidBoardError
 from ttt.cli import main
-from ttt.draw import draw_board, draw_tree, render_svg, step_sentence
+from ttt.draw import draw_board, draw_tree, render_svg
 from ttt.games import get_game
 from ttt.games.classic import TicTacToe, parse_board
 from ttt import search
 from ttt.search import Cutoff
 from ttt.trace import build_tree, record
+from ttt.widgets.steps import step_sentence
 
 GAME = TicTacToe()
 POSITIONS = ["XO./XO./...", "XO./.X./..O", "XOX/.O./...", "X.O/.X./O.."]
@@ -175,7 +176,7 @@ def test_a_student_search_recorded_through_its_calls_draws_values_backed_up_from
         namespace,
     )
     namespace.update(actions=tictactoe.actions, terminal=tictactoe.terminal)
-    from ttt.trace import record_calls
+    from ttt.call_recorder import record_calls
 
     with record_calls(namespace) as recorder:
         namespace["search"](tictactoe.from_text("XO./XO./..."))
@@ -190,7 +191,7 @@ def test_a_student_search_recorded_through_its_calls_draws_values_backed_up_from
 def _recorded_minimax(text: str):
     """Return the trace of a plain minimax written as a student would, recorded through its calls."""
     from ttt import tictactoe
-    from ttt.trace import record_calls
+    from ttt.call_recorder import record_calls
 
     namespace = {name: getattr(tictactoe, name) for name in ("actions", "result", "terminal", "utility", "player")}
     exec(

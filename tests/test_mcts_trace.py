@@ -17,13 +17,14 @@ import re
 import pytest
 
 from ttt import search
-from ttt.draw import draw_tree, render_svg, step_sentence, step_sentences, visits_text
+from ttt.draw import draw_tree, render_svg, visits_text
 from ttt.games import get_game
 from ttt.games.classic import parse_board, solve
 from ttt.search import Backup, Enter, Exit, Rollout, Score, Select, Tally
 from ttt.trace import Trace, build_tree, record
 from ttt.widgets import SearchExplorer
 from ttt.widgets.explorer import tree_data
+from ttt.widgets.steps import step_sentence, step_sentences
 
 GAME = get_game("tictactoe")
 POSITION = parse_board("XO./.X./...")  # O to move, and O must block at 8

@@ -3,7 +3,7 @@
 The student code is the tests' naive CS50 solution (``data/naive_tictactoe.py``): every function
 re-derives what it needs, `result` deep-copies, minimax has no pruning or memo and tries the
 actions of a set in whatever order the set gives. It lives in a namespace dict, as a notebook's functions live in
-its globals, and ``ttt.trace.record_calls`` watches that namespace.
+its globals, and ``ttt.call_recorder.record_calls`` watches that namespace.
 """
 
 from __future__ import annotations
@@ -12,11 +12,12 @@ from pathlib import Path
 
 import pytest
 
+from ttt.call_recorder import record_calls
 from ttt.draw import draw_tree, plan_tree
 from ttt.games.classic import TicTacToe, parse_board
 from ttt.tictactoe import from_text
 from ttt.search import Cutoff
-from ttt.trace import Trace, record, record_calls
+from ttt.trace import Trace, record
 
 STUDENT = (Path(__file__).parent / "data" / "naive_tictactoe.py").read_text() + '''
 
@@ -135,7 +136,7 @@ def test_a_recorded_alphabeta_shows_its_own_cut_offs():
         assert set(e.skipped) | tried == set(classic.moves(node.state)) and not set(e.skipped) & tried
     assert trace.node_count < 34  # fewer than minimax's 34
     assert trace.wrong_values() == {}  # values at nodes with a cut-off below may be bounds: not "wrong"
-    from ttt.draw import step_sentence
+    from ttt.widgets.steps import step_sentence
 
     assert trace.counts(len(trace))["cutoffs"] == len(cutoffs)
     k = trace.events.index(cutoffs[0]) + 1

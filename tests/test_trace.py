@@ -2,7 +2,7 @@
 
 A trace never changes, so its tree is built once however many readers ask (the explorer's view,
 its sentences and counts, the drawing); the step sentences and the explorer read one sequence
-of steps (``ttt.draw.steps``); what a search shows (values, windows, cut-offs, visits) is set by
+of steps (``ttt.widgets.steps.steps``); what a search shows (values, windows, cut-offs, visits) is set by
 the recording as fields, never read off the algorithm's name; and an MCTS trace's visits N and
 mean results Q, read through the trace, are those its events backed up.
 """
@@ -16,15 +16,18 @@ import pytest
 
 import ttt.draw
 import ttt.trace
-from ttt.draw import draw_tree, step_sentence, step_sentences, steps, visits_text
+import ttt.widgets.steps
+from ttt.draw import draw_tree, visits_text
 from ttt.games import get_game
 from ttt.games.classic import parse_board
 from ttt.search import Backup, Cutoff, Enter
 from ttt import tictactoe
+from ttt.call_recorder import record_calls
 from ttt.tictactoe import from_text
-from ttt.trace import ALGORITHMS, Trace, TreeBuilder, build_tree, record, record_calls
+from ttt.trace import ALGORITHMS, Trace, TreeBuilder, build_tree, record
 from ttt.widgets import SearchExplorer
 from ttt.widgets.explorer import tree_data
+from ttt.widgets.steps import step_sentence, step_sentences, steps
 
 GAME = get_game("tictactoe")
 POSITION = "XO./.X./..."
@@ -48,13 +51,13 @@ def builds(monkeypatch) -> list:
 def said(monkeypatch) -> list:
     """Count the sentences written for events."""
     calls: list = []
-    original = ttt.draw.event_sentence
+    original = ttt.widgets.steps.event_sentence
 
     def counted(*args, **kwargs):
         calls.append(args[1])
         return original(*args, **kwargs)
 
-    monkeypatch.setattr(ttt.draw, "event_sentence", counted)
+    monkeypatch.setattr(ttt.widgets.steps, "event_sentence", counted)
     return calls
 
 

@@ -14,13 +14,15 @@ from pathlib import Path
 
 import pytest
 
-from ttt.draw import step_sentence, value_text
+from ttt.call_recorder import record_calls
+from ttt.draw import value_text
 from ttt.games.classic import LINES, TicTacToe, parse_board
 from ttt.search import Cutoff, Enter, Exit, Leaf
 from ttt.tictactoe import from_text, result, terminal, utility
-from ttt.trace import Trace, build_tree, record, record_calls
+from ttt.trace import Trace, build_tree, record
 from ttt.widgets import PlayableBoard, SearchExplorer
 from ttt.widgets.explorer import tree_data
+from ttt.widgets.steps import step_sentence
 
 GAME = TicTacToe()
 

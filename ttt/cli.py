@@ -19,7 +19,7 @@ from typing import Any, Callable, Optional, Sequence, TextIO
 
 from ttt import agents
 from ttt.errors import InvalidActionError, InvalidBoardError
-from ttt.games import BIG_BOARD_GAMES, game_names, get_game
+from ttt.games import game_names, get_game
 from ttt.play import Session, match, play_game, prepare
 
 __all__ = ["main", "match", "play_game"]  # `from ttt.cli import play_game, match` still works
@@ -153,18 +153,11 @@ def cmd_players(args: argparse.Namespace, stdout: TextIO = sys.stdout) -> int:
     """List the registered players of a game, one a line with what it does."""
     for name, doc in agents.describe(args.game).items():
         stdout.write(f"{name:<14}{doc}\n")
-    if args.game in BIG_BOARD_GAMES:
-        from ttt.agents.bigboards import resolve_engine
-        from ttt.engine.compiled import INSTALL_HINT
+    from ttt.agents.bigboards import installed_engines
 
-        if resolve_engine("fast") == "compiled":
-            if args.game == "ultimate":
-                stdout.write("\nInstalled here: the fast extra, so mcts is the compiled MCTS, and default the same"
-                             " search guided by the heuristic's estimates.\n")
-            else:
-                stdout.write("\nInstalled here: the fast extra, so default and mcts are the compiled MCTS.\n")
-        else:
-            stdout.write(f"\nInstalled here: plain Python, so default is alpha-beta ({INSTALL_HINT}).\n")
+    said = installed_engines(args.game)
+    if said:
+        stdout.write(f"\n{said}\n")
     return 0
 
 

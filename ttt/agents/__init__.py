@@ -1,11 +1,18 @@
 """Players, made by name: plain callables ``state -> move`` on a game of ``ttt.games``.
 
     >>> from ttt import agents
-    >>> agents.names()
-    ['ai1', 'ai2', 'alphabeta', 'minimax', 'random', 'rich-knight', 'win-block']
+    >>> "win-block" in agents.names(), "win-block" in agents.names("ultimate")   # the players of a game
+    (True, False)
     >>> play = agents.make("win-block")
     >>> play("XX./OO./...")   # a 3x3 board as text works too
     2
+
+Each player is a class (`Agent`) that declares its `name` and the `games` it plays; defining it
+registers it, and a class in a new module of this package needs no other line
+(``ttt.registry``). `names`, `make`, the ``ttt`` command and the widgets read the players
+from there. The players that play any game on the protocol (``random``, ``minimax``,
+``alphabeta``) are in ``ttt.agents.generic``; the rule-based 3x3 players, in
+``ttt.agents.classic``; the big boards' searchers, in ``ttt.agents.bigboards``.
 
 For 3x3 tic-tac-toe a state is nine characters (``'XO..X...O'``) and a move a square 0-8.
 `cs50` turns any player into a CS50-style function ``board -> (i, j)`` on list-of-lists boards,
@@ -16,79 +23,118 @@ the board widget. Randomness comes only from a ``random.Random(seed)`` given to 
 from __future__ import annotations
 
 import random
-from typing import Any, Callable, Optional
+from typing import Any, Callable, ClassVar, Optional, Sequence
 
-from ttt.errors import InvalidBoardError
-from ttt.games.base import Player
-
-Factory = Callable[..., Player]  # (rng: random.Random, **options) -> Player
-
-_REGISTRY: dict[str, dict[str, tuple[Factory, str]]] = {}
-_MODULES = {  # game -> the module whose import registers its players
-    "tictactoe": "ttt.agents.classic",
-    "nine-board": "ttt.agents.bigboards",
-    "ultimate": "ttt.agents.bigboards",
-}
+from ttt.games import get_game
+from ttt.games.base import Game, Player
+from ttt.games.classic import TicTacToe
+from ttt.registry import Registry
 
 
-def register(name: str, *, game: str = "tictactoe", summary: str = "") -> Callable[[Factory], Factory]:
-    """Return a decorator that registers `factory(rng, *, option=default, ...) -> Player` under `name`.
+class Agent:
+    """A player that has a name: ``Agent(game, rng, **options)(state) -> move``.
 
-    A factory's keyword-only parameters are the player's options (see `options`).
+    A subclass declares `name` (what `make`, ``ttt players`` and the widgets call it), the
+    `games` it plays by name (None: every game on the protocol) and, if it searches to the end
+    of the game, `searches_to_end` (then it plays only the games small enough for that,
+    ``Game.solvable``). Its docstring's first line says what it does (`describe`); the
+    keyword-only parameters of its ``__init__`` after `game` and `rng` are its options.
+    A player with work to do once before its first move (the compiled search compiles) sets
+    ``self.prepare`` to a function that does it (see ``ttt.play.prepare``).
     """
 
-    def decorate(factory: Factory) -> Factory:
-        doc = summary or (factory.__doc__ or "").strip().splitlines()[0]
-        _REGISTRY.setdefault(game, {})[name] = (factory, doc)
-        return factory
+    name: ClassVar[str]
+    games: ClassVar[Optional[tuple[str, ...]]] = None
+    searches_to_end: ClassVar[bool] = False
 
-    return decorate
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "name" in vars(cls):
+            PLAYERS.add(cls)
+
+    def __init__(self, game: Game, rng: random.Random) -> None:
+        self.game, self.rng = game, rng
+
+    @classmethod
+    def plays(cls, game: Game) -> bool:
+        """Return True if this player plays `game` (a game object)."""
+        return (cls.games is None or game.name in cls.games) and (game.solvable or not cls.searches_to_end)
+
+    def __call__(self, state: Any) -> Any:
+        """Return the move this player chooses in `state`, a position of its game."""
+        raise NotImplementedError
+
+    def legal_moves(self, state: Any) -> Sequence:
+        """Return the legal moves in `state`; raise ValueError if the game is already over."""
+        return require_moves(self.game, state)
 
 
-def _players(game: str) -> dict[str, tuple[Factory, str]]:
-    if game not in _MODULES:
-        raise ValueError(f"no players for game {game!r}; games with players: {', '.join(sorted(_MODULES))}")
-    __import__(_MODULES[game])
-    return _REGISTRY.get(game, {})
+PLAYERS = Registry("player", "ttt.agents")  # every player class, by its name
+
+
+def require_moves(game: Game, state: Any) -> Sequence:
+    """Return the legal moves of `game` in `state`; raise ValueError if the game is already over."""
+    moves = game.moves(state)
+    if not moves:
+        raise ValueError(f"the game is over: there is no move to make in\n{game.format(state)}")
+    return moves
+
+
+def _playing(game: str) -> dict[str, type[Agent]]:
+    rules = get_game(game)
+    return {name: cls for name, cls in PLAYERS.classes().items() if cls.plays(rules)}
 
 
 def names(game: str = "tictactoe") -> list[str]:
-    """Return the names of the players registered for `game`, sorted."""
-    return sorted(_players(game))
+    """Return the names of the players of `game`, sorted."""
+    return list(_playing(game))
 
 
 def describe(game: str = "tictactoe") -> dict[str, str]:
-    """Return name -> one-line description of each player for `game`."""
-    return {name: doc for name, (_, doc) in sorted(_players(game).items())}
+    """Return name -> one-line description of each player of `game`."""
+    return {name: next(iter((cls.__doc__ or "").strip().splitlines()), "") for name, cls in _playing(game).items()}
+
+
+def lookup(name: str, *, game: str = "tictactoe") -> type[Agent]:
+    """Return the class of the player called `name` if it plays `game`.
+
+    Raises ValueError naming the players of `game` if there is no player called `name`, or
+    saying which games it plays if it does not play this one: the message of every front end.
+    """
+    players = _playing(game)
+    if name in players:
+        return players[name]
+    choose = f"choose one of: {', '.join(players)}"
+    cls = PLAYERS.classes().get(name)
+    if cls is None:
+        raise ValueError(f"unknown player {name!r}; {choose}")
+    if cls.games is not None and game not in cls.games:
+        raise ValueError(f"player {name!r} plays {' and '.join(cls.games)} only, not {game}; {choose}")
+    raise ValueError(f"player {name!r} searches to the end of the game, which {game} is too big for; {choose}")
 
 
 def options(name: str, *, game: str = "tictactoe") -> list[str]:
     """Return the keyword options player `name` of `game` accepts (such as ``seconds``), sorted."""
-    players = _players(game)
-    if name not in players:
-        raise ValueError(f"unknown player {name!r}; choose one of: {', '.join(sorted(players))}")
-    return sorted(_accepted(players[name][0], keyword_only=True))
+    return sorted(_accepted(lookup(name, game=game), keyword_only=True))
 
 
 def make(name: str, seed: Optional[int] = None, *, game: str = "tictactoe", **options: Any) -> Player:
     """Return the player called `name` for `game`, its randomness seeded with `seed`.
 
-    Raises ValueError naming the registered players if there is no player called `name`.
+    Raises ValueError naming the players of `game` if it has no player called `name` (`lookup`).
     """
-    players = _players(game)
-    if name not in players:
-        raise ValueError(f"unknown player {name!r}; choose one of: {', '.join(sorted(players))}")
-    factory, _ = players[name]
-    accepted = _accepted(factory)
+    cls = lookup(name, game=game)
+    accepted = _accepted(cls)
     unknown = sorted(set(options) - accepted)
     if unknown:
         takes = f"it takes {', '.join(sorted(accepted))}" if accepted else "it takes none"
         raise ValueError(f"player {name!r} has no option {unknown[0]!r}; {takes}")
-    return _named(factory(random.Random(seed), **options), name, game, factory.__doc__)
+    rules = get_game(game)
+    return _named(cls(rules, random.Random(seed), **options), name, rules)
 
 
-def _accepted(factory: Factory, *, keyword_only: bool = False) -> set[str]:
-    """The options `factory` accepts by name: its keyword-only ones (what `options` lists), and
+def _accepted(cls: type[Agent], *, keyword_only: bool = False) -> set[str]:
+    """The options `cls` accepts by name: its keyword-only ones (what `options` lists), and
     unless `keyword_only` any other it takes by name after the game and the random generator
     (such as the big boards' ``engine``)."""
     import inspect
@@ -96,42 +142,22 @@ def _accepted(factory: Factory, *, keyword_only: bool = False) -> set[str]:
     kinds = {inspect.Parameter.KEYWORD_ONLY}
     if not keyword_only:
         kinds.add(inspect.Parameter.POSITIONAL_OR_KEYWORD)
-    parameters = inspect.signature(factory).parameters.values()
+    parameters = inspect.signature(cls).parameters.values()
     return {p.name for p in parameters if p.kind in kinds and p.name not in ("game", "rng")}
 
 
-def _named(player: Player, name: str, game: str, doc: Optional[str] = None) -> Player:
-    """Return `player` wrapped with its name, game and description (its own docstring, else
-    `doc`); a 3x3 player also takes boards as text. A player's `prepare` (work to do once before
-    its first move, such as compiling its search) is kept."""
-    if game == "tictactoe":
-        from ttt.games.classic import parse_board
+def _named(player: Agent, name: str, game: Game) -> Player:
+    """Return `player` as a function with its name, game and description, that takes what
+    ``game.as_state`` takes (a 3x3 board as text, say) and refuses what it refuses. A player's
+    `prepare` (work to do once before its first move, such as compiling its search) is kept."""
 
-        def play(board: Any) -> Any:
-            if not (isinstance(board, str) and len(board) == 9 and set(board) <= set("XO.")):
-                board = parse_board(board)
-            return player(board)
-
-    else:
-        from ttt.games import get_game
-        from ttt.games.bigboard import BigState
-
-        rules = get_game(game)
-
-        def play(state: Any) -> Any:
-            if not isinstance(state, BigState):
-                why = " (text does not say which board the mover is sent to)" if isinstance(state, str) else ""
-                raise InvalidBoardError(
-                    f"the {game} player takes a position, not {type(state).__name__}{why};"
-                    f" get_game({game!r}).parse(text, board=B) makes one from text"
-                )
-            rules.check_state(state)
-            return player(state)
+    def play(state: Any) -> Any:
+        return player(game.as_state(state))
 
     play.__name__ = name
     play.__qualname__ = name
-    play.__doc__ = player.__doc__ or doc
-    play.game = game  # type: ignore[attr-defined]
+    play.__doc__ = type(player).__doc__
+    play.game = game.name  # type: ignore[attr-defined]
     if hasattr(player, "prepare"):
         play.prepare = player.prepare  # type: ignore[attr-defined]
     return play
@@ -166,7 +192,7 @@ def from_cs50(function: Callable[[list], Any]) -> Player:
         return square
 
     play.__name__ = getattr(function, "__name__", "function")
-    play.game = "tictactoe"  # type: ignore[attr-defined]
+    play.game = TicTacToe.name  # type: ignore[attr-defined]
     return play
 
 
@@ -176,9 +202,10 @@ def as_player(who: Player | str, *, game: str = "tictactoe", seed: Optional[int]
         return make(who, seed, game=game)
     if getattr(who, "game", None) == game:
         return who
-    if game == "tictactoe":
+    if game == TicTacToe.name:
         return from_cs50(who)
     return who
 
 
-__all__ = ["Player", "as_player", "cs50", "describe", "from_cs50", "make", "names", "options", "register"]
+__all__ = ["Agent", "Player", "as_player", "cs50", "describe", "from_cs50", "lookup", "make", "names", "options",
+           "require_moves"]

@@ -1,29 +1,25 @@
-"""Players for the big boards (nine-board and ultimate): random, the CSC 242 write-up's search, the default
-searcher and Monte Carlo tree search.
+"""Players of the big boards (nine-board and ultimate): the CSC 242 write-up's search, the default
+searcher and Monte Carlo tree search (random play is ``ttt.agents.generic``'s, as on any game).
 
-Each factory takes a seeded ``random.Random`` and returns ``state -> (board, cell)``. The
-searchers shuffle the moves at the root before ordering them, so among moves the search finds
-equally good the choice is random (seeded), and matches between them do not repeat one game.
+Each plays ``state -> (board, cell)``; they play the two games ``ttt.engine`` knows
+(`BIG_BOARDS`). The searchers shuffle the moves at the root before ordering them, so among
+moves the search finds equally good the choice is random (seeded), and matches between them do
+not repeat one game.
 """
 
 from __future__ import annotations
 
 import math
 import random
-from typing import Any, Sequence
+from typing import Any, Optional, Sequence
 
 from ttt import search
-from ttt.agents import register
-from ttt.games import BIG_BOARD_GAMES, get_game
+from ttt.agents import Agent, require_moves
+from ttt.games.bigboard import BigBoardGame
+from ttt.games.nineboard import NineBoard
+from ttt.games.ultimate import Ultimate
 
-
-
-def _require_moves(game: Any, state: Any) -> Sequence:
-    """Return the legal moves; raise ValueError if the game is already over."""
-    moves = game.moves(state)
-    if not moves:
-        raise ValueError(f"the game is over: there is no move to make in\n{game.format(state)}")
-    return moves
+BIG_BOARDS = (NineBoard.name, Ultimate.name)  # the games these players play: the engine's (``ttt.engine.board``)
 
 
 def shuffled_root(game: Any, root: Any, rng: random.Random):
@@ -39,30 +35,27 @@ def shuffled_root(game: Any, root: Any, rng: random.Random):
     return order
 
 
-def random_player(game: Any, rng: random.Random):
-    """Plays a legal move chosen at random."""
-
-    def play(state: Any):
-        return rng.choice(list(_require_moves(game, state)))
-
-    return play
-
-
-def line_count_player(game: Any, rng: random.Random, *, depth: int = 4):
+class LineCount(Agent):
     """The CSC 242 write-up's computer: alpha-beta to depth 4 with the write-up's line heuristic.
 
     (`depth`, given in Python, searches deeper or shallower.)
     """
 
-    def play(state: Any):
-        moves = _require_moves(game, state)
+    name = "line-count"
+    games = BIG_BOARDS
+
+    def __init__(self, game: BigBoardGame, rng: random.Random, *, depth: int = 4) -> None:
+        super().__init__(game, rng)
+        self.depth = depth
+
+    def __call__(self, state: Any):
+        moves = self.legal_moves(state)
         if len(moves) == 1:
             return moves[0]
+        game = self.game
         return search.depth_limited(
-            game, state, depth=depth, evaluate=game.line_count_evaluate, order=shuffled_root(game, state, rng)
+            game, state, depth=self.depth, evaluate=game.line_count_evaluate, order=shuffled_root(game, state, self.rng)
         ).move
-
-    return play
 
 
 ENGINES = ("fast", "compiled", "plain", "teaching")
@@ -93,7 +86,7 @@ def resolve_engine(engine: str) -> str:
     return engine
 
 
-def default_player(game: Any, rng: random.Random, engine: str = "fast", *, seconds: float = 1.0):
+class Default(Agent):
     """The strongest player installed (the compiled MCTS with the fast extra, else alpha-beta), seconds a move.
 
     `engine` "fast" (the default) is "compiled" when the fast extra (numba) is installed, else
@@ -108,29 +101,39 @@ def default_player(game: Any, rng: random.Random, engine: str = "fast", *, secon
     the sooner they come. (`engine` is chosen in Python only, by name; the terminal and the
     widgets pass `seconds`, the one option ``agents.options`` lists.)
     """
-    engine = resolve_engine(engine)
-    _check_budget(seconds)
-    if engine == "compiled":
-        from ttt.engine import compiled
 
-        return _searcher(game, rng, engine, dict(seconds=seconds, heuristic=compiled.HEURISTIC))
-    from ttt.engine import alphabeta  # the engine's tables are built on first use, not at import
+    name = "default"
+    games = BIG_BOARDS
 
-    def play(state: Any):
-        moves = _require_moves(game, state)
+    def __init__(self, game: BigBoardGame, rng: random.Random, engine: str = "fast", *, seconds: float = 1.0) -> None:
+        super().__init__(game, rng)
+        self.engine, self.seconds = resolve_engine(engine), seconds
+        _check_budget(seconds)
+        if self.engine == "compiled":
+            from ttt.engine import compiled
+
+            self._mcts = _searcher(game, rng, self.engine, dict(seconds=seconds, heuristic=compiled.HEURISTIC))
+            self.prepare = self._mcts.prepare
+        elif self.engine == "plain":
+            from ttt.engine import alphabeta  # the engine's tables are built on first use, not at import
+
+            self._deepen = alphabeta.iterative_deepening
+
+    def __call__(self, state: Any):
+        if self.engine == "compiled":
+            return self._mcts(state)
+        moves = self.legal_moves(state)
         if len(moves) == 1:
             return moves[0]
-        if engine == "plain":
-            return alphabeta.iterative_deepening(game, state, seconds=seconds, rng=rng).move
+        game, seconds, rng = self.game, self.seconds, self.rng
+        if self.engine == "plain":
+            return self._deepen(game, state, seconds=seconds, rng=rng).move
         return search.iterative_deepening(
             game, state, evaluate=game.evaluate, seconds=seconds, order=shuffled_root(game, state, rng)
         ).move
 
-    return play
 
-
-def mcts_player(game: Any, rng: random.Random, engine: str = "fast", *, seconds: float = 1.0,
-                iterations: int | None = None):
+class MCTS(Agent):
     """Monte Carlo tree search (UCT) with playouts that take a win on the spot and a solver, seconds a move.
 
     (Or `iterations` a move instead of `seconds`: when `iterations` is given, it is the whole
@@ -145,9 +148,37 @@ def mcts_player(game: Any, rng: random.Random, engine: str = "fast", *, seconds:
     "teaching" searches with ``ttt.search.mcts``, the readable UCT, `seconds` of wall time.
     (`engine` is given by name, as for the default player.)
     """
-    engine = resolve_engine(engine)
-    _check_budget(seconds, iterations)
-    return _searcher(game, rng, engine, dict(seconds=None if iterations is not None else seconds, iterations=iterations))
+
+    name = "mcts"
+    games = BIG_BOARDS
+
+    def __init__(self, game: BigBoardGame, rng: random.Random, engine: str = "fast", *, seconds: float = 1.0,
+                 iterations: Optional[int] = None) -> None:
+        super().__init__(game, rng)
+        engine = resolve_engine(engine)
+        _check_budget(seconds, iterations)
+        budget = dict(seconds=None if iterations is not None else seconds, iterations=iterations)
+        self._mcts = _searcher(game, rng, engine, budget)
+        if hasattr(self._mcts, "prepare"):
+            self.prepare = self._mcts.prepare
+
+    def __call__(self, state: Any):
+        return self._mcts(state)
+
+
+def installed_engines(game: str) -> str:
+    """Return the sentence that says which engine the default and mcts players of `game` search
+    with on this machine ('' for a game they do not play)."""
+    from ttt.engine.compiled import INSTALL_HINT
+
+    if game not in BIG_BOARDS:
+        return ""
+    if resolve_engine("fast") != "compiled":
+        return f"Installed here: plain Python, so default is alpha-beta ({INSTALL_HINT})."
+    if game == Ultimate.name:
+        return ("Installed here: the fast extra, so mcts is the compiled MCTS, and default the same"
+                " search guided by the heuristic's estimates.")
+    return "Installed here: the fast extra, so default and mcts are the compiled MCTS."
 
 
 def _searcher(game: Any, rng: random.Random, engine: str, options: dict):
@@ -162,7 +193,7 @@ def _searcher(game: Any, rng: random.Random, engine: str, options: dict):
     run = {"compiled": compiled.mcts, "plain": plain_mcts, "teaching": search.mcts}[engine]
 
     def play(state: Any):
-        moves = _require_moves(game, state)
+        moves = require_moves(game, state)
         if len(moves) == 1:
             return moves[0]
         if engine == "compiled":
@@ -172,24 +203,3 @@ def _searcher(game: Any, rng: random.Random, engine: str, options: dict):
     if engine == "compiled":
         play.prepare = compiled.warm_up  # type: ignore[attr-defined]  # for a front end to call, saying why it waits
     return play
-
-
-def _register(game_name: str) -> None:
-    game = get_game(game_name)
-    for name, factory in (
-        ("random", random_player),
-        ("line-count", line_count_player),
-        ("default", default_player),
-        ("mcts", mcts_player),
-    ):
-
-        def make(rng: random.Random, _factory=factory, **options: Any):
-            return _factory(game, rng, **options)
-
-        make.__doc__ = factory.__doc__
-        make.__wrapped__ = factory  # type: ignore[attr-defined]
-        register(name, game=game_name)(make)
-
-
-for _name in BIG_BOARD_GAMES:
-    _register(_name)

@@ -1,17 +1,17 @@
-"""The 3x3 players: random, the classic rule-based players, and two unbeatable searchers.
+"""The rule-based 3x3 players: the win-block-best-square game's computer, the AI1/AI2 design's AI1
+and AI2, and Rich & Knight's Program 2. They read the 3x3 board, so they play the classic game
+only (`games`); random play and the unbeatable searchers play any game (``ttt.agents.generic``).
 
-Each factory takes a seeded ``random.Random`` and returns ``board -> square`` on nine-character
-boards (squares 0-8 row by row). The source designs name one side (AI1 plays X, AI2 plays O, the win-block-best-square game's
-computer is "cpu"); here each player plays whichever side is to move, its own mark in place of
-the source's. Every player returns a legal move on every non-terminal board.
+Each plays ``board -> square`` on nine-character boards (squares 0-8 row by row). The source
+designs name one side (AI1 plays X, AI2 plays O, the win-block-best-square game's computer is
+"cpu"); here each player plays whichever side is to move, its own mark in place of the source's. Every player returns a legal move on every non-terminal board.
 """
 
 from __future__ import annotations
 
 import random
 
-from ttt import search
-from ttt.agents import register
+from ttt.agents import Agent
 from ttt.games.classic import (
     CENTRE_CORNERS_EDGES,
     LINES,
@@ -19,11 +19,11 @@ from ttt.games.classic import (
     line_threats,
     moves,
     other,
-    solve,
     to_move,
     winning_squares,
 )
 
+CLASSIC = (TicTacToe.name,)  # the one game these players play
 CORNERS = (0, 2, 6, 8)
 
 
@@ -33,39 +33,6 @@ def _require_moves(board: str) -> list[int]:
     if not free:
         raise ValueError(f"the game is over on {board[:3]}/{board[3:6]}/{board[6:]}: there is no move to make")
     return free
-
-
-@register("random")
-def random_player(rng: random.Random):
-    """Plays a free square chosen at random."""
-
-    def play(board: str) -> int:
-        return rng.choice(_require_moves(board))
-
-    return play
-
-
-@register("minimax")
-def minimax_player(rng: random.Random):
-    """Perfect play (memoized minimax): wins when it can, never loses."""
-
-    def play(board: str) -> int:
-        _require_moves(board)
-        return solve(board)[1]
-
-    return play
-
-
-@register("alphabeta")
-def alphabeta_player(rng: random.Random):
-    """Alpha-beta search with move ordering, from scratch every move: never loses."""
-    game = TicTacToe()
-
-    def play(board: str) -> int:
-        _require_moves(board)
-        return search.alphabeta(game, board, order=game.order_moves).move
-
-    return play
 
 
 # --- the win-block-best-square game: the terminal game's cpuMove ------------------------------------------------------
@@ -87,10 +54,14 @@ def win_block_move(board: str) -> int:
     return next(s for s in CENTRE_CORNERS_EDGES if s in free)
 
 
-@register("win-block")
-def win_block_player(rng: random.Random):
+class WinBlock(Agent):
     """The win-block-best-square game's computer: win, else block, else the best free square (centre, corners, edges)."""
-    return win_block_move
+
+    name = "win-block"
+    games = CLASSIC
+
+    def __call__(self, board: str) -> int:
+        return win_block_move(board)
 
 
 # --- the AI1/AI2 design: AI1 and AI2 -----------------------------------------------------------------------
@@ -118,10 +89,14 @@ def ai1_move(board: str, rng: random.Random) -> int:
     return rng.choice(free)
 
 
-@register("ai1")
-def ai1_player(rng: random.Random):
+class AI1(Agent):
     """The AI1/AI2 design's AI1: takes a winning square late in the game, opens in the centre, else random."""
-    return lambda board: ai1_move(board, rng)
+
+    name = "ai1"
+    games = CLASSIC
+
+    def __call__(self, board: str) -> int:
+        return ai1_move(board, self.rng)
 
 
 def attack_squares(board: str, me: str) -> tuple[list[int], list[int]]:
@@ -165,10 +140,14 @@ def ai2_move(board: str, rng: random.Random) -> int:
     return rng.choice(free)
 
 
-@register("ai2")
-def ai2_player(rng: random.Random):
+class AI2(Agent):
     """The AI1/AI2 design's AI2: attacks along open lines late in the game, opens in a corner, else random."""
-    return lambda board: ai2_move(board, rng)
+
+    name = "ai2"
+    games = CLASSIC
+
+    def __call__(self, board: str) -> int:
+        return ai2_move(board, self.rng)
 
 
 # --- Rich & Knight's Program 2: Rich & Knight's Program 2 ---------------------------------------------------------
@@ -251,7 +230,11 @@ def rich_knight_move(board: str) -> int:
     return choice - 1
 
 
-@register("rich-knight")
-def rich_knight_player(rng: random.Random):
+class RichKnight(Agent):
     """Rich & Knight's Program 2: a fixed schedule by move number, PossWin and Make_2."""
-    return rich_knight_move
+
+    name = "rich-knight"
+    games = CLASSIC
+
+    def __call__(self, board: str) -> int:
+        return rich_knight_move(board)

@@ -22,7 +22,7 @@ its nine characters, cached with ``lru_cache``: there are only 3**9 such strings
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Callable, NamedTuple, Optional, Sequence
+from typing import Any, Callable, NamedTuple, Optional, Sequence
 
 from ttt.errors import InvalidActionError, InvalidBoardError
 from ttt.games.base import Game, Mark
@@ -231,9 +231,9 @@ class BigBoardGame(Game[BigState, Move]):
     the cell of each move sends the opponent to that board, or anywhere when it is closed.
     """
 
-    name = "big-board"
     win_value = WIN_VALUE
     default_player = "default"  # iterative-deepening alpha-beta with the game's heuristic
+    solvable = False  # far too big to search to the end
     move_prompt = MOVE_PROMPT
     line_count_evaluate = staticmethod(line_count_evaluate)  # the CSC 242 write-up's line heuristic, the same on both games
 
@@ -356,6 +356,18 @@ class BigBoardGame(Game[BigState, Move]):
                     f"board {board} is closed ({self.closed_reason(squares[9 * board : 9 * board + 9])}): "
                     "a player sent there plays anywhere, so give board=None"
                 )
+
+    def as_state(self, state: Any) -> BigState:
+        """Return `state` if it is a position a game reaches; raise InvalidBoardError saying why
+        not (text is refused: it does not say which board the mover is sent to)."""
+        if not isinstance(state, BigState):
+            why = " (text does not say which board the mover is sent to)" if isinstance(state, str) else ""
+            raise InvalidBoardError(
+                f"the {self.name} player takes a position, not {type(state).__name__}{why};"
+                f" get_game({self.name!r}).parse(text, board=B) makes one from text"
+            )
+        self.check_state(state)
+        return state
 
     def format(self, state: BigState) -> str:
         return format_squares(state)

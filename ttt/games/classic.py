@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import reprlib
 from functools import lru_cache
-from typing import Sequence
+from typing import Any, Sequence
 
 from ttt.errors import InvalidActionError, InvalidBoardError
 from ttt.games.base import Game, Mark
@@ -318,10 +318,18 @@ class TicTacToe(Game[Board, Square]):
     is_terminal = staticmethod(is_terminal)
     utility = staticmethod(utility)
     order_moves = staticmethod(order_moves)
+    solve = staticmethod(solve)
 
     @staticmethod
     def parse(text: str) -> Board:
         return parse_board(text)
+
+    @staticmethod
+    def as_state(board: Any) -> Board:
+        """Return a board of nine X, O and '.' as it is, else the board read from text (`parse_board`)."""
+        if isinstance(board, str) and len(board) == 9 and set(board) <= set("XO."):
+            return board
+        return parse_board(board)
 
     @staticmethod
     def format(board: Board) -> str:

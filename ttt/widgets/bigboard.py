@@ -11,7 +11,8 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from ttt import agents
-from ttt.games import BIG_BOARD_GAMES, get_game
+from ttt.games import get_game
+from ttt.games.bigboard import BigBoardGame
 from ttt.widgets.board import GameBoard
 
 
@@ -38,14 +39,10 @@ class BigBoard(GameBoard):
         seed: Optional[int] = None,
         seconds: float = 1.0,
     ) -> None:
-        if game not in BIG_BOARD_GAMES:
-            raise ValueError(f"unknown game {game!r}; BigBoard plays: {', '.join(BIG_BOARD_GAMES)}")
-        names = agents.names(game)
-        if opponent not in names:
-            raise ValueError(f"unknown player {opponent!r}; choose one of: {', '.join(names)}")
-        self.game = get_game(game)
+        self.game = get_game(game, BigBoardGame)  # raises, naming the big boards, for another game
+        agents.lookup(opponent, game=game)  # raises, naming the players, for one that is not
         self.seconds = seconds
-        super().__init__(opponent=opponent, side=side, choices={n: n for n in names}, seed=seed, size=9)
+        super().__init__(opponent=opponent, side=side, choices={n: n for n in agents.names(game)}, seed=seed, size=9)
 
     def make_player(self) -> Any:
         options = {"seconds": self.seconds} if "seconds" in agents.options(self.opponent, game=self.game.name) else {}

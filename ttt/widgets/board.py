@@ -25,7 +25,8 @@ from ttt.errors import InvalidActionError, StillThinking
 from ttt.limits import OutOfCpuTime, cpu_limit
 from ttt.games.classic import TicTacToe, format_board
 from ttt.play import Session, prepare, preparing
-from ttt.trace import Trace, record, record_calls
+from ttt.call_recorder import record_calls
+from ttt.trace import Trace, record
 from ttt.widgets.base import Widget, error_text, shows_errors
 
 Opponent = Any  # a registered player's name, a player `state -> move`, or a CS50 function `board -> (i, j)`
@@ -310,7 +311,7 @@ class PlayableBoard(GameBoard):
     has moved (every control is disabled meanwhile). An illegal click is refused with a
     message and changes nothing. "Show the computer's thinking" shows the search behind the
     computer's last move: the calls your function made to ``result`` (recorded with
-    ``ttt.trace.record_calls``), or for a registered player alpha-beta's search from that
+    ``ttt.call_recorder.record_calls``), or for a registered player alpha-beta's search from that
     position; "moves deep" sets how deep it opens. The panel records, keeps and sends only what it draws (at most `THINKING_NODES` nodes, no
     more moves deep than asked, a step for each drawn node's event), so ticking it costs little
     more than the search itself, even from the empty board.
@@ -332,9 +333,9 @@ class PlayableBoard(GameBoard):
         choices: dict[str, Any] = {}
         if not isinstance(opponent, str):
             choices[OWN + getattr(opponent, "__name__", "function")] = opponent
-        elif opponent not in agents.names():
-            raise ValueError(f"unknown player {opponent!r}; choose one of: {', '.join(agents.names())}")
-        choices.update({name: name for name in agents.names()})
+        else:
+            agents.lookup(opponent, game=self.game.name)  # raises, naming the players, for one that is not
+        choices.update({name: name for name in agents.names(self.game.name)})
         super().__init__(opponent=opponent, side=side, choices=choices, seed=seed, size=3, can_think=True)
         self.observe(self._on_thinking, names=["thinking", "thinking_depth"])
 
@@ -423,7 +424,8 @@ class PlayableBoard(GameBoard):
         if self._trace is None:
             self._trace = record(self.game, before, algorithm="alphabeta", ordered=True, **self._limits())
             self._trace_depth = self.thinking_depth
-        searcher = "" if self.opponent in ("minimax", "alphabeta") else f" ({self.opponent_name} does not search; this is what alpha-beta sees)"
+        searches = isinstance(own, str) and agents.lookup(own, game=self.game.name).searches_to_end
+        searcher = "" if searches else f" ({self.opponent_name} does not search; this is what alpha-beta sees)"
         return self._trace, f"Alpha-beta from {where}, best moves first{searcher}."
 
 

@@ -1,7 +1,7 @@
 """Step through a recorded search in JupyterLab: the tree grows as the search goes.
 
 The explorer holds no search of its own: it shows a ``ttt.trace.Trace`` (recorded by
-``ttt.trace.record``, or a student's own search through ``ttt.trace.record_calls``). The kernel
+``ttt.trace.record``, or a student's own search through ``ttt.call_recorder.record_calls``). The kernel
 sends the whole recorded search to the browser once (`tree_data`: each node with the step it is
 reached, finished and cut off, and the texts it shows from each step on; each step's sentence
 and counts), and the browser steps through it by itself, so Step, Back, Play and the slider
@@ -19,12 +19,13 @@ from typing import Any, Optional
 
 import traitlets
 
-from ttt.draw import VISITS_LEGEND, drawn_as_grid, number, plan_tree, step_sentence, steps
+from ttt.draw import VISITS_LEGEND, drawn_as_grid, number, plan_tree
 from ttt.errors import InvalidBoardError
 from ttt.games.classic import TicTacToe
 from ttt.search import Backup, Cutoff, Enter, Exit, Leaf
 from ttt.trace import ALGORITHMS, Trace, backed_up_values, record
 from ttt.widgets.base import Widget, shows_errors
+from ttt.widgets.steps import step_sentence, steps
 
 
 def tree_data(trace: Trace, *, max_depth: Optional[int] = None, max_nodes: Optional[int] = 500,
@@ -39,7 +40,7 @@ def tree_data(trace: Trace, *, max_depth: Optional[int] = None, max_nodes: Optio
     from the step of the cut-off) and for nodes left out ("… 12 more"). ``steps``: for each
     step, the node it is about (the nearest drawn one), its sentence and ``[nodes, cut-offs,
     moves pruned]`` so far (``Trace.counts``). The steps, their sentences and texts are
-    ``ttt.draw.steps``, the same the step sentences are read from, and the tree is the trace's
+    ``ttt.widgets.steps.steps``, the same the step sentences are read from, and the tree is the trace's
     own (``Trace.nodes``): the events are gone through once. ``pv``: the principal variation,
     bold at the last step. Nodes come in the tree's
     order (each under its parent, its children in the order they were reached), which for a
@@ -205,7 +206,7 @@ class SearchExplorer(Widget):
     and α/β as they change, and cut-offs at the moment they happen; finished subtrees fold into
     a summary row that opens with a click. A sentence says what each step did, and the counts
     say how many nodes were visited and pruned. Pass a ready `trace` (for example a student's
-    own search, from ``ttt.trace.record_calls``) to explore it instead; `max_nodes` caps the
+    own search, from ``ttt.call_recorder.record_calls``) to explore it instead; `max_nodes` caps the
     drawing (the rest becomes "… N more" rows). ``explorer.step`` is the step shown.
 
     With ``algorithm="mcts"`` it records Monte Carlo tree search (`iterations` playouts, random
