@@ -32,6 +32,8 @@ class UsageError(Exception):
 
 # --- ttt play --------------------------------------------------------------------------------
 
+TIME_HELP = "CPU seconds a move for players that take them (the big boards' default and mcts; default: 1)"
+
 def _player_for(name: Optional[str], game: str, seed: Optional[int], *, seconds: Optional[float] = None) -> Callable[[Any], Any]:
     name = name or get_game(game).default_player
     if seconds is not None and not 0 < seconds < math.inf:
@@ -236,8 +238,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="your side (default: asked; X moves first)")
     p.add_argument("--ai", help="the computer's player (default: the strongest; see `ttt players`)")
     p.add_argument("--seed", type=int, help="seed for the computer's and the side's randomness")
-    p.add_argument("--time", type=float, metavar="SECONDS",
-                   help="CPU seconds a move for players that take them (the big boards' default and mcts; default: 1)")
+    p.add_argument("--time", type=float, metavar="SECONDS", help=TIME_HELP)
     p.set_defaults(func=cmd_play)
 
     p = sub.add_parser("match", help="play N games between two players and tally the results")
@@ -246,8 +247,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("b", help="second player's name")
     p.add_argument("-n", type=int, default=100, help="number of games (default: 100)")
     p.add_argument("--seed", type=int, help="seed for the players' randomness (B gets seed+1)")
-    p.add_argument("--time", type=float, metavar="SECONDS",
-                   help="CPU seconds a move for players that take them (the big boards' default and mcts; default: 1)")
+    p.add_argument("--time", type=float, metavar="SECONDS", help=TIME_HELP)
     p.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
     p.set_defaults(func=cmd_match)
 

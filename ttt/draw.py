@@ -198,8 +198,8 @@ class BoardPicture:
             r, c = divmod(square, 3)
             parts.append(f'<rect x="{c * cell:.1f}" y="{r * cell:.1f}" width="{cell:.1f}" height="{cell:.1f}" fill="#c7e9c0"/>')
         for k in (1, 2):
-            parts.append(f'<line x1="{k * cell:.1f}" y1="4" x2="{k * cell:.1f}" y2="{s - 4}" stroke="#333" stroke-width="2"/>')
-            parts.append(f'<line x1="4" y1="{k * cell:.1f}" x2="{s - 4}" y2="{k * cell:.1f}" stroke="#333" stroke-width="2"/>')
+            for x1, y1, x2, y2 in ((k * cell, 4, k * cell, s - 4), (4, k * cell, s - 4, k * cell)):
+                parts.append(f'<line x1="{x1:.1f}" y1="{y1:.1f}" x2="{x2:.1f}" y2="{y2:.1f}" stroke="#333" stroke-width="2"/>')
         pad = cell * 0.22
         for square, mark in enumerate(self.board):
             r, c = divmod(square, 3)

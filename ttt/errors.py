@@ -26,6 +26,11 @@ def not_written(name: str) -> str:
     return f"{name} is not written yet: replace `raise NotImplementedError()` with your code."
 
 
+def bad_depth(depth: object) -> ValueError:
+    """The error for a depth-limited search asked for a depth below one ply."""
+    return ValueError(f"depth must be at least 1, not {depth!r}")
+
+
 def library_file(filename: str, also: tuple[str, ...] = ()) -> bool:
     """True if `filename` is this package's, an installed library's, or under one of the folders
     `also` (absolute paths): code a student did not write."""

@@ -20,6 +20,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable, Hashable, Optional, Sequence
 
+from ttt.errors import bad_depth
 from ttt.games.base import Game
 
 Move = Hashable
@@ -303,7 +304,7 @@ def depth_limited(
     (AIMA's H-MINIMAX, section 5.3). Game-over positions keep their true utility.
     """
     if depth < 1:
-        raise ValueError(f"depth must be at least 1, not {depth!r}")
+        raise bad_depth(depth)
     run = _Search(game, tracer=tracer, order=order, evaluate=evaluate)
     value, move = run.alphabeta(state, None, None, 0, -math.inf, math.inf, depth)
     return SearchResult(value, move, run.nodes, run.cutoffs, depth)

@@ -35,6 +35,7 @@ from typing import Callable, Optional
 from ttt.engine import evaluate as heuristics
 from ttt.engine.board import ANY, CELLS, COMPLETES, FULL, TIE, WINS, Board
 from ttt.engine.evaluate import WIN_CELLS
+from ttt.errors import bad_depth
 from ttt.games.bigboard import WIN_VALUE, BigState
 from ttt.search import OutOfTime, SearchResult
 
@@ -314,7 +315,7 @@ def depth_limited(game, state: BigState, *, depth: int, evaluate: Optional[Evalu
     game's state rather than a `Board`): the table and the move order only save work.
     """
     if depth < 1:
-        raise ValueError(f"depth must be at least 1, not {depth!r}")
+        raise bad_depth(depth)
     board, evaluate = _start(game, state, evaluate)
     search = Search(board, evaluate)
     value, move = search.root(_root_moves(search, None), depth)

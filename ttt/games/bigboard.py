@@ -39,6 +39,10 @@ _SEPARATORS = " \t\r|/+-\n"
 _EMPTY_SPELLINGS = "._"
 
 
+def _out_of_range(board: object) -> str:
+    return f"board {board!r} is out of range: boards are numbered 0 to 8"
+
+
 class BigState(NamedTuple):
     """A position of a nine-board game: the 81 squares, and the board the mover is sent to."""
 
@@ -185,7 +189,7 @@ def check_move_shape(move: object) -> None:
         raise InvalidActionError(f"a move is a pair (board, cell) of numbers 0-8, not {move!r}")
     board, cell = move
     if not 0 <= board <= 8:
-        raise InvalidActionError(f"board {board} is out of range: boards are numbered 0 to 8")
+        raise InvalidActionError(_out_of_range(board))
     if not 0 <= cell <= 8:
         raise InvalidActionError(f"cell {cell} is out of range: cells are numbered 0 to 8")
 
@@ -350,7 +354,7 @@ class BigBoardGame(Game[BigState, Move]):
             if type(board) is not int:
                 raise InvalidBoardError(f"the board the mover is sent to is a number 0 to 8 (or None), not {board!r}")
             if not 0 <= board <= 8:
-                raise InvalidBoardError(f"board {board!r} is out of range: boards are numbered 0 to 8")
+                raise InvalidBoardError(_out_of_range(board))
             if self.is_closed(squares[9 * board : 9 * board + 9]):
                 raise InvalidBoardError(
                     f"board {board} is closed ({self.closed_reason(squares[9 * board : 9 * board + 9])}): "

@@ -18,6 +18,8 @@ from ttt.draw import moves_text, number, plural, side_name, ucb_text, value_text
 from ttt.search import Backup, Cutoff, Enter, Event, Exit, Leaf, Rollout, Select
 from ttt.trace import Trace, TraceNode
 
+AS_GOOD = "already has a move at least as good"  # why a cutoff is safe when the value equals the bound
+
 class Step(NamedTuple):
     """One event of a recorded search as the step-by-step view shows it (`steps`).
 
@@ -142,9 +144,9 @@ def event_sentence(game: Any, event: Event, nodes: Mapping[int, TraceNode], *, w
             f"its last {n} moves are pruned ({moves_text(game, event.skipped)})"
         )
         if node.maximizing:
-            why = "already has a move at least as good" if event.value == event.beta else "will never allow it: it already has better"
+            why = AS_GOOD if event.value == event.beta else "will never allow it: it already has better"
             return f"{name}: value {number(event.value)} >= beta {number(event.beta)}, so {which}: MIN above {why}."
-        why = "already has a move at least as good" if event.value == event.alpha else "already has better"
+        why = AS_GOOD if event.value == event.alpha else "already has better"
         return f"{name}: value {number(event.value)} <= alpha {number(event.alpha)}, so {which}: MAX above {why}."
     best = f", best move {game.move_name(event.move)}" if event.move is not None else ""
     if node.parent is None:
