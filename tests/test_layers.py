@@ -116,3 +116,28 @@ def test_the_student_server_s_modules_import_one_way(module):
 def test_the_student_server_s_package_holds_those_modules():
     found = {f"grader.remote.{p.stem}" for p in (GRADER / "remote").glob("*.py") if not p.stem.startswith("__")}
     assert found == set(REMOTE)
+
+
+LONGEST = 600  # lines a module may have, but for those below, each with the reason it is one module
+LONG_MODULES = {
+    "ttt/engine/compiled.py": "the big boards' engine compiled by Numba: its kernels call each other and are compiled, "
+                              "and cached on disk, as one module",
+    "grader/sandbox.py": "one sandbox: bubblewrap's command, its system-call filter, its limits, its user and its folders, "
+                         "which every line of Sandbox uses together",
+    "grader/checks/student.py": "a student's function as the checks call it: the wrapper, its stand-in helpers and its "
+                                "spies share the tables of the reference's answers and the traps",
+    "grader/remote/server.py": "the student server: one class whose operations share the submission's namespace, "
+                               "its limits and its traps",
+    "grader/remote/client.py": "the trusted end of the protocol: one class (Remote) whose state, the server's process, "
+                               "the planned calls and the test's budget, every method reads",
+}
+
+
+@pytest.mark.parametrize("path", FILES + GRADER_FILES, ids=lambda p: str(p.relative_to(PACKAGE.parent)))
+def test_a_module_is_short_or_says_why_not(path):
+    name = str(path.relative_to(PACKAGE.parent))
+    lines = len(path.read_text().splitlines())
+    if name in LONG_MODULES:
+        assert lines > LONGEST, f"{name} is {lines} lines now: take it out of LONG_MODULES"
+    else:
+        assert lines <= LONGEST, f"{name} is {lines} lines: split it, or say in LONG_MODULES why it is one module"

@@ -22,6 +22,7 @@ from grader.recheck import run, student_launcher
 
 sys.path.insert(0, str(Path(__file__).parent))
 import grading_course as gc  # noqa: E402
+from ttt.limits import over_limit
 
 pytestmark = pytest.mark.slow
 
@@ -90,7 +91,7 @@ def test_the_hidden_checks_run_once_in_the_re_check_whose_result_the_feedback_sh
     assert scores[("loops", "test_count_empty")] == 1  # only the looping function's marks are lost
     # a wrong answer or an endless loop is no cheat; the loop is reported as timed out
     assert outcomes["counted"].suspicious == outcomes["wrong"].suspicious == outcomes["loops"].suspicious == []
-    assert outcomes["loops"].problems == ["test cell test_player timed out: it used more than its 10 s of CPU time"]
+    assert outcomes["loops"].problems == ["test cell test_player timed out: " + over_limit("it", 10)]
 
     def test_cell(student):
         nb = nbformat.read(course / "autograded" / student / gc.LESSON / f"{gc.LESSON}.ipynb", as_version=4)
