@@ -82,7 +82,7 @@ def _name_test_links(pages: list[Path], source: Path) -> None:
     """Rewrites each feedback page so its summary names the function each test cell grades."""
     import nbformat
 
-    from grader.preprocessors import name_test_links
+    from grader.feedback import name_test_links
 
     for page in pages:
         notebook = source / f"{page.stem}.ipynb"

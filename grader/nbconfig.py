@@ -56,8 +56,8 @@ def grading_config(course: Path, settings: Settings = Settings(), **chosen) -> C
                                         OverwriteCells, OverwriteKernelspec, SaveAutoGrades)
 
     from grader.execute import SafeExecute
-    from grader.preprocessors import (ForgetDuplicateIds, HideTestCode, LabelTests, Recheck, RestoreStudentText, SafeFeedback,
-                                      ShieldStudentText, StderrAsStdout, WrapLongLines)
+    from grader.feedback import HideTestCode, LabelTests, RestoreStudentText, SafeFeedback, ShieldStudentText, WrapLongLines
+    from grader.preprocessors import ForgetDuplicateIds, Recheck, StderrAsStdout
 
     _tools_on_path()
     course = Path(course).resolve()

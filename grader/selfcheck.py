@@ -299,7 +299,7 @@ def _functions(source: Path) -> dict[str, str]:
     import nbformat
 
     from grader.cells import is_test_cell
-    from grader.preprocessors import graded_function
+    from grader.feedback import graded_function
 
     cells = nbformat.read(source, as_version=4).cells
     return {c.metadata["nbgrader"]["grade_id"]: graded_function(c) or c.metadata["nbgrader"]["grade_id"]
@@ -330,7 +330,7 @@ def _verdicts(root: Path, lesson: str) -> list[CellCheck]:
 
     from grader.nbconfig import grading_config
     from grader.cells import is_test_cell
-    from grader.preprocessors import HideTestCode, LabelTests, graded_function
+    from grader.feedback import HideTestCode, LabelTests, graded_function
 
     config = grading_config(root)
     nb = nbformat.read(root / "autograded" / STUDENT / lesson / f"{lesson}.ipynb", as_version=4)

@@ -23,7 +23,7 @@ GRADER_LAYERS = {  # the README's grader table, a layer a row
     "grader.course": 0, "grader.layout": 0, "grader.cells": 0,
     "grader.processes": 1, "grader.kernel": 1, "grader.sandbox": 1,
     "grader.checks": 2, "grader.remote": 2,
-    "grader.stage": 3, "grader.execute": 3, "grader.recheck": 3, "grader.preprocessors": 3,
+    "grader.stage": 3, "grader.execute": 3, "grader.recheck": 3, "grader.preprocessors": 3, "grader.feedback": 3,
     "grader.nbconfig": 4,
     "grader.gradebook": 5, "grader.worker": 5, "grader.cluster": 5, "grader.autograde": 5,
     "grader.collect": 6, "grader.course_ops": 6, "grader.selfcheck": 6, "grader.check_button": 6, "grader.validate": 6, "grader.cs50file": 6, "grader.cli": 6,

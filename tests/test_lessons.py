@@ -358,7 +358,7 @@ def test_a_search_that_never_ends_fails_each_cell_at_its_cpu_limit_naming_the_fu
 def test_feedback_heads_each_test_cell_with_its_function_and_labels_hidden_failures():
     from nbformat.v4 import new_output
 
-    from grader.preprocessors import HideTestCode, LabelTests, graded_function
+    from grader.feedback import HideTestCode, LabelTests, graded_function
 
     nb = notebook("02-who-won")
     names = [graded_function(c) for c in nb.cells if is_grade(c) and not is_solution(c)]
@@ -379,7 +379,7 @@ def test_feedback_heads_each_test_cell_with_its_function_and_labels_hidden_failu
 
 def _hidden_tests(lesson: str, function: str) -> list[str]:
     """Return the hidden-test code of the test cells of `lesson` that grade `function`."""
-    from grader.preprocessors import graded_function
+    from grader.feedback import graded_function
 
     return [c.source.split("### BEGIN HIDDEN TESTS")[1].split("### END HIDDEN TESTS")[0]
             for c in notebook(lesson).cells
@@ -430,7 +430,7 @@ def test_lesson_6_s_pruning_hint_goes_only_to_a_search_that_does_not_prune():
 
 
 def test_the_feedback_summary_names_each_test_cell_by_its_function():
-    from grader.preprocessors import name_test_links
+    from grader.feedback import name_test_links
 
     page = '<li><a href="#winner-tests">Test cell</a> (Score: 2.0 / 2.0)</li><li><a href="#poss-win-tests">Test cell</a></li>'
     assert name_test_links(page, notebook("02-who-won")) == (

@@ -8,7 +8,7 @@ import pytest
 from nbformat.v4 import new_code_cell, new_output
 from traitlets.config import Config
 
-from grader.preprocessors import HideTestCode
+from grader.feedback import HideTestCode
 
 from . import cell_with_id, changed_cells, index_of
 

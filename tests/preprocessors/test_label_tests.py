@@ -7,7 +7,7 @@ import copy
 import pytest
 from nbformat.v4 import new_code_cell
 
-from grader.preprocessors import LabelTests
+from grader.feedback import LabelTests
 
 from . import cell_with_id, changed_cells, index_of
 

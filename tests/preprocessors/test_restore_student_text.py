@@ -8,7 +8,7 @@ import pytest
 from nbformat.v4 import new_code_cell
 from nbgrader.preprocessors import ClearHiddenTests
 
-from grader.preprocessors import _SET_ASIDE, RestoreStudentText, ShieldStudentText
+from grader.feedback import _SET_ASIDE, RestoreStudentText, ShieldStudentText
 
 from . import cell_with_id, grade_id
 

@@ -8,7 +8,7 @@ import pytest
 from nbconvert.preprocessors.sanitize import SanitizeHTML
 from traitlets.config import Config
 
-from grader.preprocessors import LabelTests, SafeFeedback
+from grader.feedback import LabelTests, SafeFeedback
 
 from . import cell_with_id, read_notebook
 

@@ -8,7 +8,7 @@ import pytest
 from nbformat.v4 import new_code_cell
 from nbgrader.preprocessors import ClearHiddenTests
 
-from grader.preprocessors import _SET_ASIDE, ShieldStudentText
+from grader.feedback import _SET_ASIDE, ShieldStudentText
 
 from . import grade_id
 

@@ -13,7 +13,7 @@ from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor
 from nbgrader.utils import is_grade, is_solution
 from traitlets.config import Config
 
-from grader.preprocessors import WrapLongLines
+from grader.feedback import WrapLongLines
 
 STYLE = "div.output_area pre { white-space: pre-wrap; overflow-wrap: anywhere; }"
 
