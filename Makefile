@@ -83,6 +83,7 @@ lessons: setup
 # The students' JupyterLab: grader/student_lab/ (on JUPYTER_CONFIG_PATH for this run only) hides nbgrader's
 # instructor panels and answers Validate (the visible tests) without holding up the server; an instructor's own JupyterLab is unchanged.
 lab: lessons
+	@$(BIN)/ttt-grader check --prepare || echo "The lessons' checks were not prepared: each lesson's first check releases it."
 	JUPYTER_CONFIG_PATH="$(CURDIR)/grader/student_lab$${JUPYTER_CONFIG_PATH:+:$$JUPYTER_CONFIG_PATH}" \
 	  $(BIN)/jupyter lab $(LESSONS)/ $(if $(ROOT),--allow-root,)
 

@@ -103,7 +103,9 @@ def _parser() -> argparse.ArgumentParser:
                            "self-check), or grade a plain CS50-format tictactoe.py with the lessons' checks",
                   course_help="a lesson notebook is checked against this course's lessons and settings "
                               "(default: the lessons that come with ttt)", course=None)
-    sub.add_argument("file", type=Path, help="a lesson notebook (LESSON.ipynb, as last saved) or a tictactoe.py")
+    sub.add_argument("file", type=Path, nargs="?", help="a lesson notebook (LESSON.ipynb, as last saved) or a tictactoe.py")
+    sub.add_argument("--prepare", action="store_true", help="release every lesson into your cache folder once, so that "
+                     "each lesson's first check is as quick as the later ones (make lab does it)")
     sub.add_argument("--json", action="store_true", help="print the results as JSON")
     sub.add_argument("--timeout", type=float, default=None,
                      help=f"CPU seconds each function's check (a notebook: each cell) may use (default {CPU_SECONDS})")
@@ -238,6 +240,14 @@ def _export(args) -> int:
 
 
 def _check(args) -> int:
+    if args.prepare:
+        from grader.selfcheck import prepare
+
+        print(f"ttt-grader check: {len(prepare())} lessons ready: a first check is as quick as the later ones")
+        if args.file is None:
+            return 0
+    if args.file is None:
+        raise ValueError("name a lesson notebook or a tictactoe.py to check (or --prepare)")
     if args.file.suffix.lower() == ".ipynb":
         return _check_notebook(args)
     from grader.cs50file import check_file, report

@@ -288,6 +288,22 @@ def _released(root: Path, lesson: str) -> None:
             shutil.rmtree(making, ignore_errors=True)
 
 
+def prepare() -> list[str]:
+    """Releases every lesson that comes with ttt into the user's cache folder (`_released`), as the
+    first check of each would: ``make lab`` runs it, so that a student's first check of a lesson is
+    as quick as the later ones. Returns the lessons; a lesson kept already is only looked at."""
+    from grader.course import lesson_names, make_course
+
+    for lesson in lesson_names():
+        work = Path(tempfile.mkdtemp(prefix="ttt-check-"))
+        try:
+            make_course(work / "course", lessons=[lesson])
+            _released(work / "course", lesson)
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+    return lesson_names()
+
+
 def _say(step: str, **details) -> None:
     """Says on stderr that a step of the check starts (a JSON object, one line), when PROGRESS is set."""
     if os.environ.get(PROGRESS):

@@ -277,6 +277,26 @@ def test_running_the_last_cell_starts_no_check_and_says_how(lessons, tmp_path):
     assert checks == []
 
 
+@pytest.mark.slow
+def test_prepare_releases_every_lesson_so_that_a_first_check_releases_nothing(lessons, tmp_path, monkeypatch, capsys):
+    """``ttt-grader check --prepare`` (make lab runs it) keeps every lesson's release: a student's first check copies it."""
+    import grader.course_ops
+    from grader.cli import main
+    from grader.course import lesson_names
+    from grader.selfcheck import check_notebook
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    assert main(["check", "--prepare"]) == 0
+    assert f"{len(lesson_names())} lessons ready" in capsys.readouterr().out
+    assert len(list((tmp_path / "cache" / "ttt" / "released").iterdir())) == len(lesson_names())
+    with monkeypatch.context() as patched:
+        patched.setattr(grader.course_ops, "release", lambda *a, **k: pytest.fail("released again"))
+        assert main(["check", "--prepare"]) == 0
+        checked = check_notebook(lessons["slip"])
+    assert ("winner", False) in [(c.function, c.passed) for c in checked.cells]
+    assert main(["check"]) == 2 and "name a lesson notebook" in capsys.readouterr().err
+
+
 def test_a_lessons_release_is_kept_for_the_next_check_and_made_again_when_broken(lessons, tmp_path, monkeypatch):
     """A check releases its lesson with nbgrader (about 4 CPU s, most of it alembic's own process) and keeps
     what it made in the user's cache folder: the next check of the same lesson copies it and grades the same."""
