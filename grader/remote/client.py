@@ -441,8 +441,8 @@ class Remote:
         objects, which may run their code), limited to ``SERVICE_CPU`` seconds; raises RemoteTimeout past it."""
         reply = self._request({**message, "cpu": SERVICE_CPU}, cpu=SERVICE_CPU)
         if "out_of_time" in reply:
-            raise RemoteTimeout(f"the submission's objects used more than {SERVICE_CPU:g} s of CPU time while the "
-                                f"grader looked at them ({message.get('op')}): their own code runs when they are read")
+            raise RemoteTimeout(over_limit(f"the grader's look at the submission's objects ({message.get('op')})", SERVICE_CPU)
+                                + ": their own code runs when they are read")
         return reply
 
     def refuse(self, function: RemoteFunction, name: str, kind: str) -> None:
