@@ -285,7 +285,7 @@ def test_reading_the_submissions_values_runs_its_code_with_the_references_off_an
     path, release = notebook(tmp_path / "endless", READ_WITHOUT_END, tests)
     started = time.monotonic()
     verdict = run(path, lesson=release, timeout=30, launcher=student_launcher(under=tmp_path))[0]["solves"]
-    assert not verdict.passed and "while the grader looked at them" in verdict.evalue, verdict.evalue
+    assert not verdict.passed and "the grader's look at the submission's objects" in verdict.evalue and "their own code runs when they are read" in verdict.evalue, verdict.evalue
     assert time.monotonic() - started < 600  # liveness: it was held without end before
 
 
