@@ -5,7 +5,7 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
-from grader.gradebook import failed_units
+from grader.gradebook import failed_units, new_gradebook
 from grader.layout import (chosen_lessons, chosen_students, coursedir_of, graded_folder, lesson_notebooks, released,
                            submitted_units)
 from grader.nbconfig import grading_config
@@ -33,6 +33,7 @@ def release(course: Path, *, lessons: list[str] | None = None, setup: bool = Tru
 
         make_course(course, lessons=lessons)
     api = _api(course)
+    new_gradebook(api.coursedir.db_url)
     names = [l for l in lesson_notebooks(course) if not lessons or l in lessons]
     if not names:
         raise FileNotFoundError(f"no lessons in {course / 'source'}")

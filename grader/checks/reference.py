@@ -136,6 +136,14 @@ def _uses(function: Any) -> Iterator[Any]:
 
 
 def _package_modules() -> list[types.ModuleType]:
+    """The modules of ttt and grader imported now, every game's and player's among them: the
+    registries import theirs when first read, and a player reached only by name (``agents.make``)
+    must be in the graph of what reaches a reference whichever modules were imported before."""
+    from ttt.agents import PLAYERS
+    from ttt.games import GAMES
+
+    PLAYERS.classes()
+    GAMES.classes()
     return [m for name, m in list(sys.modules.items()) if name.split(".")[0] in _PACKAGES and isinstance(m, types.ModuleType)]
 
 
