@@ -113,7 +113,7 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-GRADER_EXTRA = ("nbgrader", "nbclient", "nbconvert", "jupyter_client", "nbformat", "psutil", "matplotlib", "platformdirs")  # pyproject.toml
+GRADER_EXTRA = ("nbgrader", "nbclient", "nbconvert", "jupyter_client", "nbformat", "psutil", "platformdirs")  # pyproject.toml
 
 
 def main(argv: list[str] | None = None) -> int:

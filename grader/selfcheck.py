@@ -443,11 +443,33 @@ def read_result(out: str) -> Result:
         raise ValueError(f"not a check's result ({error})") from None
 
 
+IN_A_BROWSER = ("Checking your work with the hidden tests needs the grader, which runs on a computer: this page runs "
+                "Python inside your browser, where it cannot start. Here, the visible tests in each function's cells are "
+                "your check. For the hidden tests, open the lesson in JupyterLab on a computer with ttt installed "
+                "(make lab) and press Check my work there, or hand the notebook in as your course asks.")
+
+
+class NoCheckHere:
+    """What the lesson's last cell shows where no check can run (Python in a browser: Pyodide)."""
+
+    def __repr__(self) -> str:
+        return IN_A_BROWSER
+
+    def _repr_html_(self) -> str:
+        import html
+
+        return f'<div class="ttt-check-my-work ttt-no-check">{html.escape(IN_A_BROWSER)}</div>'
+
+
 def check_my_work(path: str | Path | None = None):
     """The lesson's last cell: a "Check my work" button (`grader.check_button.CheckButton`). Pressed, it
     runs the hidden tests on this notebook as last saved, as the instructor's grading runs them
     (``ttt-grader check``, in a process of its own: the kernel stays free). The notebook is the one
-    this kernel runs (``__session__``, set by Jupyter), or ``path``."""
+    this kernel runs (``__session__``, set by Jupyter), or ``path``. Where Python runs in a browser
+    (``sys.platform`` "emscripten"), no process can start and the hidden tests are not on the page:
+    the cell says so and what to do instead (`NoCheckHere`)."""
+    if sys.platform == "emscripten":
+        return NoCheckHere()
     from grader.check_button import CheckButton
 
     return CheckButton(path)

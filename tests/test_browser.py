@@ -145,7 +145,6 @@ def running_lab(home: Path, *, theme: str = "light", notebooks: dict[str, list[s
         JUPYTERLAB_SETTINGS_DIR=str(home / "settings"),
         JUPYTERLAB_WORKSPACES_DIR=str(home / "workspaces"),
         IPYTHONDIR=str(home / "ipython"),
-        MPLBACKEND="module://matplotlib_inline.backend_inline",
     )
     env.pop("JUPYTER_TOKEN", None)
     port, token = free_port(), secrets.token_hex(16)

@@ -16,7 +16,7 @@ LAYERS = {  # module (or package) -> its layer, in order
     "ttt.errors": 0, "ttt.limits": 0, "ttt.registry": 0, "ttt.games": 0, "ttt.tictactoe": 0,
     "ttt.search": 1, "ttt.engine": 1, "ttt.agents": 1, "ttt.play": 1,
     "ttt.trace": 2, "ttt.call_recorder": 2,
-    "ttt.draw": 3,
+    "ttt.draw": 3, "ttt.charts": 3,
     "ttt.widgets": 4, "ttt.widgets.steps": 4, "ttt.cli": 4, "ttt.__main__": 4,
 }
 GRADER_LAYERS = {  # the README's grader table, a layer a row

@@ -317,3 +317,13 @@ def test_a_lessons_release_is_kept_for_the_next_check_and_made_again_when_broken
         path.unlink()  # a kept release that lost a file is released again, and kept again
     assert [(c.function, c.passed, c.points, c.message) for c in check_notebook(lessons["slip"]).cells] == verdicts
     assert (kept / "release" / LESSON / f"{LESSON}.ipynb").is_file() and list(kept.parent.iterdir()) == [kept]
+
+
+def test_in_a_browser_the_check_cell_says_what_to_do_instead(monkeypatch):
+    """Under Pyodide (sys.platform "emscripten") no process starts: the last cell says so, with no button and no traceback."""
+    from grader import selfcheck
+
+    monkeypatch.setattr(sys, "platform", "emscripten")
+    shown = selfcheck.check_my_work()
+    assert repr(shown) == selfcheck.IN_A_BROWSER and "visible tests" in repr(shown) and "make lab" in repr(shown)
+    assert shown._repr_html_().startswith('<div class="ttt-check-my-work ttt-no-check">')
