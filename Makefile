@@ -12,7 +12,7 @@ APT_UPDATED := $(VENV)/.apt-updated
 # apt waits up to 10 minutes for another apt or dpkg (unattended upgrades) to let go of its lock
 APT_WAIT := -o DPkg::Lock::Timeout=600
 
-.PHONY: setup lessons lab test bench docs dot bwrap chromium bytecode clean
+.PHONY: setup lessons lab lite test bench docs dot bwrap chromium bytecode clean
 
 setup: $(STAMP) dot bwrap bytecode
 
@@ -87,6 +87,16 @@ lab: lessons
 	JUPYTER_CONFIG_PATH="$(CURDIR)/grader/student_lab$${JUPYTER_CONFIG_PATH:+:$$JUPYTER_CONFIG_PATH}" \
 	  $(BIN)/jupyter lab $(LESSONS)/ $(if $(ROOT),--allow-root,)
 
+# The lessons' browser-only site (JupyterLite, the Pyodide kernel): lite/build.py says what is in it.
+# Its own virtual environment and Pyodide's core from npm; never part of the set-up above.
+LITE_VENV := .venv-lite
+lite: lessons
+	@command -v npm >/dev/null || { echo "npm is needed for make lite (Debian: apt-get install npm)."; exit 1; }
+	@[ -x $(LITE_VENV)/bin/python ] || $(PYTHON) -m venv $(LITE_VENV)
+	$(LITE_VENV)/bin/python -m pip install --quiet -r lite/requirements.txt
+	cd lite && npm ci --silent --no-audit --no-fund
+	$(LITE_VENV)/bin/python lite/build.py
+
 test: setup chromium
 	$(BIN)/python -m pytest -n 2 --dist loadfile
 
@@ -100,4 +110,4 @@ docs: $(STAMP) dot
 	$(BIN)/sphinx-build -b html -W --keep-going docs docs/_build/html
 
 clean:
-	rm -rf $(VENV) .pytest_cache course build dist *.egg-info docs/_build
+	rm -rf $(VENV) $(LITE_VENV) .pytest_cache course build dist *.egg-info docs/_build _site lite/node_modules

@@ -355,3 +355,23 @@ def test_a_recording_that_kept_few_nodes_says_how_many_it_left_out():
     assert f"showing 9 of {whole.node_count} nodes" in source
     more = [int(n) for n in re.findall(r"… (\d+) more", source)]
     assert len(more) == 8 and sum(more) == whole.node_count - 9
+
+
+def test_a_tree_where_dot_cannot_run_says_why_instead_of_failing(monkeypatch):
+    """No dot on PATH, or (Python in a browser) no process at all: the cell shows a sentence, not a traceback."""
+    import sys
+
+    import graphviz
+
+    from ttt.draw import DOT_IN_A_BROWSER, DOT_MISSING, draw_tree
+
+    trace = record(GAME, parse_board("XOX/OXO/..."), algorithm="minimax")
+    monkeypatch.setenv("PATH", "")
+    assert draw_tree(trace)._repr_mimebundle_() == {"text/plain": f"{DOT_MISSING} (The tree's DOT text is its .source.)"}
+
+    def no_processes(*args, **kwargs):
+        raise OSError(138, "emscripten does not support processes")
+
+    monkeypatch.setattr(graphviz.Digraph, "pipe", no_processes)
+    monkeypatch.setattr(sys, "platform", "emscripten")
+    assert draw_tree(trace)._repr_mimebundle_()["text/plain"].startswith(DOT_IN_A_BROWSER)

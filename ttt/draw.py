@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import html
 import math
+import sys
 from dataclasses import dataclass
 from typing import Any, Mapping, Optional
 
@@ -37,6 +38,8 @@ DOT_MISSING = (
     "(Debian/Ubuntu: sudo apt-get install graphviz; macOS: brew install graphviz; "
     "conda: conda install -c conda-forge graphviz) and run this again."
 )
+DOT_IN_A_BROWSER = ("Search trees are drawn by Graphviz's dot program, which cannot run where Python runs inside "
+                    "the browser: this picture needs the lesson in JupyterLab on a computer.")
 
 
 # --- numbers and words ---------------------------------------------------------------------
@@ -324,7 +327,11 @@ class TreeDrawing(graphviz.Digraph):
     """
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None, **options: Any) -> dict:
-        bundle = super()._repr_mimebundle_(include, exclude, **options)
+        try:
+            bundle = super()._repr_mimebundle_(include, exclude, **options)
+        except (graphviz.ExecutableNotFound, OSError):  # no dot here, or no process can start (Python in a browser)
+            said = DOT_IN_A_BROWSER if sys.platform == "emscripten" else DOT_MISSING
+            return {"text/plain": f"{said} (The tree's DOT text is its .source.)"}
         svg = bundle.get("image/svg+xml")
         if svg and (include is None or "text/html" in include) and not (exclude and "text/html" in exclude):
             bundle["text/html"] = fit_width(svg)
