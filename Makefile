@@ -11,10 +11,13 @@ ROOT := $(shell [ "$$(id -u)" = 0 ] && echo yes)
 APT_UPDATED := $(VENV)/.apt-updated
 # apt waits up to 10 minutes for another apt or dpkg (unattended upgrades) to let go of its lock
 APT_WAIT := -o DPkg::Lock::Timeout=600
+# Graphviz built for WebAssembly (npm's @viz-js/viz, pinned in js/): the widgets draw a search tree with it
+# where dot cannot run (Python in a browser, or no Graphviz installed). Shipped in the package, never fetched.
+VIZ := ttt/widgets/static/viz.js
 
 .PHONY: setup lessons lab lite test bench docs dot bwrap chromium bytecode clean
 
-setup: $(STAMP) dot bwrap bytecode
+setup: $(STAMP) dot bwrap bytecode $(VIZ)
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 10), "ttt needs Python 3.10 or newer"' \
@@ -42,6 +45,13 @@ dot:
 	  echo "  macOS:         brew install graphviz"; \
 	  echo "  conda:         conda install -c conda-forge graphviz"; \
 	  exit 1; \
+	fi
+
+$(VIZ): js/package.json js/package-lock.json
+	@if command -v npm >/dev/null; then \
+	  (cd js && npm ci --silent --no-audit --no-fund) && mkdir -p $(@D) && cp js/node_modules/@viz-js/viz/dist/viz.js $@; \
+	else \
+	  echo "npm is missing: search trees are drawn only where Graphviz's dot runs (Debian/Ubuntu: sudo apt-get install -y npm)."; \
 	fi
 
 # bubblewrap (bwrap) is the sandbox student code runs in when graded. Installed with apt when root;
@@ -110,4 +120,4 @@ docs: $(STAMP) dot
 	$(BIN)/sphinx-build -b html -W --keep-going docs docs/_build/html
 
 clean:
-	rm -rf $(VENV) $(LITE_VENV) .pytest_cache course build dist *.egg-info docs/_build _site lite/node_modules
+	rm -rf $(VENV) $(LITE_VENV) .pytest_cache course build dist *.egg-info docs/_build _site lite/node_modules js/node_modules $(VIZ)

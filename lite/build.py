@@ -16,7 +16,7 @@ the Pyodide kernel and the widgets' front ends, `lite/requirements.txt`) after `
 - The kernel loads all of them when it starts, so a lesson's first ``import ttt`` just works, and
   ``%pip install`` looks nowhere but the site (``disablePyPIFallback``).
 - The lessons are released with ``ttt-grader release``: the students' versions, without the
-  solutions or the hidden tests.
+  solutions or the hidden tests; their "Check your work" section says what checking is there.
 """
 
 from __future__ import annotations
@@ -40,7 +40,6 @@ from packaging.utils import canonicalize_name, parse_wheel_filename
 
 LITE = Path(__file__).resolve().parent
 ROOT = LITE.parent
-WORK = ROOT / "build" / "lite"
 PYODIDE = LITE / "node_modules" / "pyodide"
 KERNEL_PLUGIN = "@jupyterlite/pyodide-kernel-extension:kernel"
 # What the kernel itself imports as it starts (jupyterlite-pyodide-kernel installs these by name)
@@ -60,24 +59,36 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if not (PYODIDE / "pyodide-lock.json").is_file():
         raise SystemExit(f"Pyodide's core is missing from {PYODIDE}: run `npm ci` in lite/ (make lite does)")
-    shutil.rmtree(WORK, ignore_errors=True)
-    wheels = WORK / "lite" / "static" / "pyodide"  # the kernel's well-known place for a Pyodide of the site's own
+    with tempfile.TemporaryDirectory(prefix="ttt-lite-") as tmp:  # its own: two builds at once never meet
+        build(Path(tmp), args.lessons, args.output)
+    size = sum(p.stat().st_size for p in args.output.rglob("*") if p.is_file())
+    print(f"The site is in {args.output}/ ({size / 2**20:.0f} MB): serve that folder with any static web server "
+          "(python -m http.server -d _site), then open lab/index.html.")
+    return 0
+
+
+def build(work: Path, lessons_folder: Path | None, output: Path) -> None:
+    """Builds the site in `output`, working in `work`: the wheels, Pyodide's core, the lessons (released, or
+    `lessons_folder`'s notebooks), then JupyterLite."""
+    wheels = work / "lite" / "static" / "pyodide"  # the kernel's well-known place for a Pyodide of the site's own
     wheels.mkdir(parents=True)
     say("ttt's wheel and the wheels it needs in a browser")
     python_wheels(wheels)
     say("Pyodide's core, its lock file rewritten for those wheels")
     packages = pyodide_core(wheels)
     say("the lessons, released")
-    files = lessons(WORK / "files") if args.lessons is None else args.lessons.resolve()
-    (WORK / "lite" / "jupyter-lite.json").write_text(json.dumps(settings(packages), indent=2) + "\n")
+    files = work / "files"
+    if lessons_folder is None:
+        lessons(files)
+    else:
+        shutil.copytree(lessons_folder, files)
+    for notebook in files.glob("*.ipynb"):
+        for_the_site(notebook)
+    (work / "lite" / "jupyter-lite.json").write_text(json.dumps(settings(packages), indent=2) + "\n")
     say("the site")
-    shutil.rmtree(args.output, ignore_errors=True)
-    run(Path(sys.executable).parent / "jupyter", "lite", "build", "--lite-dir", WORK / "lite", "--contents", files,
-        "--output-dir", args.output, "--no-sourcemaps", cwd=WORK)
-    size = sum(p.stat().st_size for p in args.output.rglob("*") if p.is_file())
-    print(f"The site is in {args.output}/ ({size / 2**20:.0f} MB): serve that folder with any static web server "
-          "(python -m http.server -d _site), then open lab/index.html.")
-    return 0
+    shutil.rmtree(output, ignore_errors=True)
+    run(Path(sys.executable).parent / "jupyter", "lite", "build", "--lite-dir", work / "lite", "--contents", files,
+        "--output-dir", output, "--no-sourcemaps", cwd=work)
 
 
 def say(step: str) -> None:
@@ -159,6 +170,27 @@ def lessons(into: Path) -> Path:
         for notebook in sorted((Path(tmp) / "course" / "release").glob("*/*.ipynb")):
             shutil.copy(notebook, into / notebook.name)
     return into
+
+
+# A lesson's "Check your work" section, as the site says it: no Validate button, no grader here
+CHECK_YOUR_WORK = "## Check your work"
+CHECK_YOUR_WORK_HERE = f"""{CHECK_YOUR_WORK}
+In this site the visible tests in each function's cells are your check: run them (Run → Run All
+Cells) and fix the first one that fails. The hidden tests need the grader, which runs on a
+computer: the cell below says how to run them there. Your work is kept in this browser's own
+storage; to hand it in, download the notebook (File → Download)."""
+
+
+def for_the_site(path: Path) -> None:
+    """Rewrites a lesson's "Check your work" section for the site, where there is no Validate and no grader."""
+    notebook = json.loads(path.read_text())
+    changed = False
+    for cell in notebook.get("cells", []):
+        text = "".join(cell.get("source", ""))
+        if cell.get("cell_type") == "markdown" and text.startswith(CHECK_YOUR_WORK):
+            cell["source"], changed = CHECK_YOUR_WORK_HERE, True
+    if changed:
+        path.write_text(json.dumps(notebook, indent=1, ensure_ascii=False) + "\n")
 
 
 def settings(packages: list[str]) -> dict:

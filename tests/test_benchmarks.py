@@ -3,7 +3,7 @@
 Each test runs ``benchmarks/NAME.py`` in a subprocess with small arguments and checks what it
 prints: the table's header, its rows, and the baseline beside ttt's numbers with the ratio. A
 script that crashes fails its test (``make bench`` runs them all, and stops at the first that
-fails). They assert nothing about speed. ``peers.py`` is tested in ``test_peers_benchmark.py``.
+fails). They assert nothing about speed. ``peers.py`` is tested in ``test_peers_benchmark.py``, ``lite.py`` in ``test_lite.py``.
 """
 
 from __future__ import annotations

@@ -357,21 +357,37 @@ def test_a_recording_that_kept_few_nodes_says_how_many_it_left_out():
     assert len(more) == 8 and sum(more) == whole.node_count - 9
 
 
-def test_a_tree_where_dot_cannot_run_says_why_instead_of_failing(monkeypatch):
-    """No dot on PATH, or (Python in a browser) no process at all: the cell shows a sentence, not a traceback."""
+def test_a_tree_where_dot_cannot_run_is_drawn_by_the_browser(monkeypatch):
+    """No dot on PATH, or (Python in a browser) no process at all: the tree is a widget the page draws
+    from the same DOT text with WebAssembly Graphviz, with a sentence for front ends with no widgets."""
     import sys
 
     import graphviz
 
     from ttt.draw import DOT_IN_A_BROWSER, DOT_MISSING, draw_tree
+    from ttt.widgets.picture import GRAPHVIZ_MODULE, TreePicture, graphviz_module
 
     trace = record(GAME, parse_board("XOX/OXO/..."), algorithm="minimax")
+    source = draw_tree(trace).source
+    assert GRAPHVIZ_MODULE.is_file(), "make setup copies npm's @viz-js/viz into ttt/widgets/static/ (it needs npm)"
+    assert b"Viz.js" in graphviz_module()[:200]
     monkeypatch.setenv("PATH", "")
-    assert draw_tree(trace)._repr_mimebundle_() == {"text/plain": f"{DOT_MISSING} (The tree's DOT text is its .source.)"}
+    bundle = draw_tree(trace)._repr_mimebundle_()
+    assert bundle["text/plain"] == f"{DOT_MISSING} (The tree's DOT text is its .source.)"
+    view = bundle["application/vnd.jupyter.widget-view+json"]
+    from ipywidgets import Widget
+
+    picture = Widget.widgets[view["model_id"]]
+    assert isinstance(picture, TreePicture) and picture.kind == "dot" and picture.dot == source
 
     def no_processes(*args, **kwargs):
         raise OSError(138, "emscripten does not support processes")
 
     monkeypatch.setattr(graphviz.Digraph, "pipe", no_processes)
     monkeypatch.setattr(sys, "platform", "emscripten")
-    assert draw_tree(trace)._repr_mimebundle_()["text/plain"].startswith(DOT_IN_A_BROWSER)
+    bundle = draw_tree(trace)._repr_mimebundle_()
+    assert bundle["text/plain"].startswith(DOT_IN_A_BROWSER) and "application/vnd.jupyter.widget-view+json" in bundle
+
+    # a copy of ttt with no WebAssembly Graphviz (built without npm): the sentence alone, never a traceback
+    monkeypatch.setattr("ttt.widgets.picture.GRAPHVIZ_MODULE", GRAPHVIZ_MODULE.with_name("absent.js"))
+    assert draw_tree(trace)._repr_mimebundle_() == {"text/plain": f"{DOT_IN_A_BROWSER} (The tree's DOT text is its .source.)"}

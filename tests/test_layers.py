@@ -17,7 +17,7 @@ LAYERS = {  # module (or package) -> its layer, in order
     "ttt.search": 1, "ttt.engine": 1, "ttt.agents": 1, "ttt.play": 1,
     "ttt.trace": 2, "ttt.call_recorder": 2,
     "ttt.draw": 3, "ttt.charts": 3,
-    "ttt.widgets": 4, "ttt.widgets.steps": 4, "ttt.cli": 4, "ttt.__main__": 4,
+    "ttt.widgets": 4, "ttt.widgets.steps": 4, "ttt.widgets.picture": 4, "ttt.cli": 4, "ttt.__main__": 4,
 }
 GRADER_LAYERS = {  # the README's grader table, a layer a row
     "grader.course": 0, "grader.layout": 0, "grader.cells": 0,
@@ -31,7 +31,8 @@ GRADER_LAYERS = {  # the README's grader table, a layer a row
 }
 # A Trace shown in a notebook draws itself: ttt.draw is imported when it is displayed, not before.
 # The explorer's sentences, once ttt.draw's, are still found there (as the docs import them) when asked for.
-ALLOWED = {("ttt.trace", "ttt.draw"), ("ttt.draw", "ttt.widgets.steps")}
+# A tree where dot cannot run is a widget the page draws (ttt.widgets.picture), imported only then.
+ALLOWED = {("ttt.trace", "ttt.draw"), ("ttt.draw", "ttt.widgets.steps"), ("ttt.draw", "ttt.widgets.picture")}
 
 
 def layer(module: str, layers: dict = LAYERS) -> int | None:

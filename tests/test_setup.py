@@ -109,6 +109,10 @@ def test_the_built_wheel_installs_the_library_and_widgets_alone(tmp_path):
 
     run(sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "--wheel-dir", str(tmp_path / "dist"), str(ROOT))
     [wheel] = (tmp_path / "dist").glob("ttt-*.whl")
+    import zipfile
+
+    # the widgets' front end, WebAssembly Graphviz included (trees where dot cannot run)
+    assert {"ttt/widgets/widget.js", "ttt/widgets/widget.css", "ttt/widgets/static/viz.js"} <= set(zipfile.ZipFile(wheel).namelist())
     venv.EnvBuilder(with_pip=True).create(tmp_path / "env")
     python = str(tmp_path / "env" / "bin" / "python")
     run(python, "-m", "pip", "install", "--quiet", str(wheel))

@@ -6,8 +6,14 @@ The package is layered one way: rules (``ttt.tictactoe``, ``ttt.games``) -> sear
 """
 
 import os
+import sys
 
 from ttt.errors import InvalidActionError, InvalidBoardError
+
+if sys.platform == "emscripten":  # Python in a browser (the lessons' site) cannot start a thread:
+    import tqdm  # tqdm's monitor thread (it only nudges stalled bars) would fail with a warning on the first bar
+
+    tqdm.tqdm.monitor_interval = 0
 
 __all__ = ["InvalidActionError", "InvalidBoardError", "autograding"]
 

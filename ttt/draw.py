@@ -322,20 +322,37 @@ class TreeDrawing(graphviz.Digraph):
     """A search tree's ``graphviz.Digraph`` that fits the notebook column when shown inline.
 
     Shown in Jupyter, it is also offered as HTML: the SVG inline, scaled down to the width of
-    the output (never up), so the root at the top middle is always in view. `render`, `pipe`
-    and the DOT `source` are those of any Digraph.
+    the output (never up), so the root at the top middle is always in view. Where dot cannot run
+    (not installed, or Python running inside the browser) it is shown as a widget the browser
+    draws with Graphviz built for WebAssembly (``ttt.widgets.picture.TreePicture``), scaled the
+    same way. `render`, `pipe` and the DOT `source` are those of any Digraph.
     """
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None, **options: Any) -> dict:
         try:
             bundle = super()._repr_mimebundle_(include, exclude, **options)
         except (graphviz.ExecutableNotFound, OSError):  # no dot here, or no process can start (Python in a browser)
-            said = DOT_IN_A_BROWSER if sys.platform == "emscripten" else DOT_MISSING
-            return {"text/plain": f"{said} (The tree's DOT text is its .source.)"}
+            return self._drawn_by_the_browser(include, exclude)
         svg = bundle.get("image/svg+xml")
         if svg and (include is None or "text/html" in include) and not (exclude and "text/html" in exclude):
             bundle["text/html"] = fit_width(svg)
         return bundle
+
+
+    def _drawn_by_the_browser(self, include: Any, exclude: Any) -> dict:
+        """The tree as a widget that Graphviz built for WebAssembly draws in the page
+        (``ttt.widgets.picture``: the same nodes, edges and text as dot's), and as a sentence saying
+        why for a front end with no widgets; only the sentence where this copy of ttt has no such Graphviz."""
+        # pictures -> widgets, only here: the one picture that needs the page to draw it
+        from ttt.widgets.picture import GRAPHVIZ_MODULE, TreePicture
+
+        said = DOT_IN_A_BROWSER if sys.platform == "emscripten" else DOT_MISSING
+        plain = {"text/plain": f"{said} (The tree's DOT text is its .source.)"}
+        if not GRAPHVIZ_MODULE.is_file():
+            return plain
+        shown = TreePicture(self.source)._repr_mimebundle_()  # anywidget's: (data, metadata)
+        data = shown[0] if isinstance(shown, tuple) else shown
+        return {**data, **plain}
 
 
 def fit_width(svg: str) -> str:

@@ -6,6 +6,8 @@
 // only run after its move).
 // The explorer holds the whole recorded search (its tree and what each step shows) and steps
 // locally: a step never waits for the kernel.
+// A tree picture (where dot cannot run) is drawn from its DOT text by Graphviz built for WebAssembly,
+// a module the kernel sends once a page (ttt/widgets/picture.py).
 
 function h(tag, attrs = {}, ...children) {
   const e = document.createElement(tag);
@@ -414,6 +416,59 @@ function renderExplorer(model, el) {
   return () => pause();
 }
 
+// --- a search tree drawn in the browser --------------------------------------------------
+
+// The Graphviz module, loaded once a page and shared by every tree picture on it (each widget's ES
+// module is a module of its own, so the page's global object holds it). A failed load is forgotten,
+// so the next picture asks again.
+function loadGraphviz(model) {
+  if (!globalThis.__tttGraphviz) {
+    const loading = new Promise((resolve, reject) => {
+      const answer = (msg, buffers) => {
+        if (!msg || !("graphviz" in msg)) return;
+        model.off("msg:custom", answer);
+        if (!msg.graphviz || !buffers || !buffers.length) {
+          reject(new Error("this copy of ttt has no WebAssembly Graphviz (install Graphviz's dot, or npm before make setup)"));
+          return;
+        }
+        const url = URL.createObjectURL(new Blob([buffers[0]], { type: "text/javascript" }));
+        import(url).then((viz) => viz.instance()).then(resolve, reject).finally(() => URL.revokeObjectURL(url));
+      };
+      model.on("msg:custom", answer);
+      model.send({ want: "graphviz" });
+    });
+    globalThis.__tttGraphviz = loading;
+    loading.catch(() => { if (globalThis.__tttGraphviz === loading) globalThis.__tttGraphviz = null; });
+  }
+  return globalThis.__tttGraphviz;
+}
+
+function renderDot(model, el) {
+  const picture = h("div", { class: "ttt-tree-fit", style: "max-width:100%" });
+  const status = h("div", { class: "ttt-status", role: "status" });
+  el.append(h("div", { class: "ttt-widget ttt-dot-picture" }, picture, status));
+  let latest = 0;
+  const draw = async () => {
+    const ticket = ++latest;
+    setStatus(status, "Drawing the tree …", "busy");
+    try {
+      const viz = await loadGraphviz(model);
+      const svg = viz.renderSVGElement(model.get("dot"));
+      if (ticket !== latest) return;
+      svg.classList.add("ttt-tree-picture");
+      svg.style.maxWidth = "100%";
+      svg.style.height = "auto";
+      picture.replaceChildren(svg);
+      setStatus(status, model.get("status"), model.get("status_kind"));
+    } catch (error) {
+      if (ticket === latest) setStatus(status, `The tree could not be drawn: ${error.message || error}`, "error");
+    }
+  };
+  model.on("change:dot", draw);
+  model.on("change:status", () => setStatus(status, model.get("status"), model.get("status_kind")));
+  draw();
+}
+
 function boardText(text) {
   const squares = [...(text || "").toUpperCase()].filter((c) => "XO.-_".includes(c)).map((c) => ("-_".includes(c) ? "." : c));
   while (squares.length < 9) squares.push(".");
@@ -422,6 +477,9 @@ function boardText(text) {
 
 export default {
   render({ model, el }) {
-    return model.get("kind") === "explorer" ? renderExplorer(model, el) : renderBoard(model, el);
+    const kind = model.get("kind");
+    if (kind === "explorer") return renderExplorer(model, el);
+    if (kind === "dot") return renderDot(model, el);
+    return renderBoard(model, el);
   },
 };
