@@ -371,14 +371,20 @@ def test_a_tree_where_dot_cannot_run_is_drawn_by_the_browser(monkeypatch):
     source = draw_tree(trace).source
     assert GRAPHVIZ_MODULE.is_file(), "make setup copies npm's @viz-js/viz into ttt/widgets/static/ (it needs npm)"
     assert b"Viz.js" in graphviz_module()[:200]
+    shown: list[TreePicture] = []
+
+    class Seen(TreePicture):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            shown.append(self)
+
+    monkeypatch.setattr("ttt.widgets.picture.TreePicture", Seen)
     monkeypatch.setenv("PATH", "")
     bundle = draw_tree(trace)._repr_mimebundle_()
     assert bundle["text/plain"] == f"{DOT_MISSING} (The tree's DOT text is its .source.)"
-    view = bundle["application/vnd.jupyter.widget-view+json"]
-    from ipywidgets import Widget
-
-    picture = Widget.widgets[view["model_id"]]
-    assert isinstance(picture, TreePicture) and picture.kind == "dot" and picture.dot == source
+    [picture] = shown
+    assert bundle["application/vnd.jupyter.widget-view+json"]["model_id"] == picture.model_id
+    assert picture.kind == "dot" and picture.dot == source
 
     def no_processes(*args, **kwargs):
         raise OSError(138, "emscripten does not support processes")

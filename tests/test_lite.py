@@ -177,10 +177,16 @@ def test_a_lesson_runs_top_to_bottom_in_the_browser_with_nothing_from_another_ho
     assert any("In this site the visible tests" in w for w in words) and not any("Validate" in w for w in words)
     views = shows(lesson)
     if "chart" in views:  # drawn by the page
-        page.locator(".vega-embed svg g.role-mark").first.wait_for(timeout=60_000)
+        chart = page.locator(".vega-embed").first
+        chart.locator("svg g.role-mark").first.wait_for(timeout=60_000)
+        chart.scroll_into_view_if_needed()
+        shoot(chart, artifacts / f"lite-{lesson}-chart.png")
     if "tree" in views:  # drawn by the page's WebAssembly Graphviz, as dot would
         page.locator(".ttt-dot-picture svg.ttt-tree-picture g.node").first.wait_for(timeout=120_000)
         assert page.locator(".ttt-dot-picture .ttt-status[data-kind='error']").count() == 0
+        tree = page.locator(".ttt-dot-picture").first
+        tree.scroll_into_view_if_needed()
+        shoot(tree, artifacts / f"lite-{lesson}-tree.png")
     if "explorer" in views:
         explorer = page.locator(".ttt-explorer").first
         explorer.scroll_into_view_if_needed()
