@@ -443,10 +443,11 @@ def read_result(out: str) -> Result:
         raise ValueError(f"not a check's result ({error})") from None
 
 
-IN_A_BROWSER = ("Checking your work with the hidden tests needs the grader, which runs on a computer: this page runs "
-                "Python inside your browser, where it cannot start. Here, the visible tests in each function's cells are "
-                "your check. For the hidden tests, open the lesson in JupyterLab on a computer with ttt installed "
-                "(make lab) and press Check my work there, or hand the notebook in as your course asks.")
+IN_A_BROWSER = ("The hidden tests are run by the grader, which cannot run inside a web page (this page runs Python in "
+                "your browser). Here, your check is the visible tests in each function's cells: Run → Run All Cells, and "
+                "fix the first one that fails. For the hidden tests, hand in the notebook as your course asks (File → "
+                "Download saves a copy), or open it in JupyterLab where your course has installed ttt and press Check my "
+                "work there.")
 
 
 class NoCheckHere:

@@ -176,21 +176,32 @@ def lessons(into: Path) -> Path:
 CHECK_YOUR_WORK = "## Check your work"
 CHECK_YOUR_WORK_HERE = f"""{CHECK_YOUR_WORK}
 In this site the visible tests in each function's cells are your check: run them (Run → Run All
-Cells) and fix the first one that fails. The hidden tests need the grader, which runs on a
-computer: the cell below says how to run them there. Your work is kept in this browser's own
-storage; to hand it in, download the notebook (File → Download)."""
+Cells) and fix the first one that fails. The hidden tests are run by the grader, which cannot run
+inside a web page: the cell below says what to do instead. Your work is kept in this browser's
+own storage; to hand it in, download the notebook (File → Download)."""
+# A note put first in each lesson of the site: what differs from JupyterLab on a computer
+IN_THIS_SITE = """**In this site** Python runs inside your browser. A cell that runs forever is not stopped
+by the toolbar's Stop (■) here: use **Kernel → Restart Kernel**, then run the cells again from
+the top (Run → Run All Cells). After you reopen a lesson, run its cells again too, for the
+boards and pictures to come back. Your work is kept in this browser (save with Ctrl+S); to hand
+it in, download it with File → Download."""
 
 
 def for_the_site(path: Path) -> None:
-    """Rewrites a lesson's "Check your work" section for the site, where there is no Validate and no grader."""
+    """Rewrites a lesson for the site: its "Check your work" section (no Validate, no grader here), and a
+    first note on what differs from JupyterLab on a computer (Stop, reopening, handing in)."""
     notebook = json.loads(path.read_text())
-    changed = False
-    for cell in notebook.get("cells", []):
-        text = "".join(cell.get("source", ""))
-        if cell.get("cell_type") == "markdown" and text.startswith(CHECK_YOUR_WORK):
-            cell["source"], changed = CHECK_YOUR_WORK_HERE, True
-    if changed:
-        path.write_text(json.dumps(notebook, indent=1, ensure_ascii=False) + "\n")
+    cells = notebook.get("cells", [])
+    sections = [c for c in cells if c.get("cell_type") == "markdown" and "".join(c.get("source", "")).startswith(CHECK_YOUR_WORK)]
+    if not sections:  # not a lesson
+        return
+    for cell in sections:
+        cell["source"] = CHECK_YOUR_WORK_HERE
+    note = {"cell_type": "markdown", "metadata": {}, "source": IN_THIS_SITE}
+    if any("id" in c for c in cells):  # nbformat 4.5: every cell has an id
+        note["id"] = "in-this-site"
+    cells.insert(0, note)
+    path.write_text(json.dumps(notebook, indent=1, ensure_ascii=False) + "\n")
 
 
 def settings(packages: list[str]) -> dict:

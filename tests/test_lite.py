@@ -172,9 +172,10 @@ def test_a_lesson_runs_top_to_bottom_in_the_browser_with_nothing_from_another_ho
     assert errors_shown(page) == [], errors_shown(page)
     text = "\n".join(page.locator(".jp-OutputArea-output").all_text_contents())
     assert "passes the visible tests" in text, text[-2000:]
-    assert "hidden tests needs the grader" in text  # the last cell says what to do instead of a check
+    assert "hidden tests are run by the grader, which cannot run inside a web page" in text  # the last cell says what to do instead of a check
     words = page.locator(".jp-MarkdownCell").all_text_contents()
     assert any("In this site the visible tests" in w for w in words) and not any("Validate" in w for w in words)
+    assert "In this site" in words[0] and "Kernel → Restart Kernel" in words[0], words[0]  # the site's own first note
     views = shows(lesson)
     if "chart" in views:  # drawn by the page
         chart = page.locator(".vega-embed").first

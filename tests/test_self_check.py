@@ -325,5 +325,5 @@ def test_in_a_browser_the_check_cell_says_what_to_do_instead(monkeypatch):
 
     monkeypatch.setattr(sys, "platform", "emscripten")
     shown = selfcheck.check_my_work()
-    assert repr(shown) == selfcheck.IN_A_BROWSER and "visible tests" in repr(shown) and "make lab" in repr(shown)
+    assert repr(shown) == selfcheck.IN_A_BROWSER and "visible tests" in repr(shown) and "File → Download" in repr(shown)
     assert shown._repr_html_().startswith('<div class="ttt-check-my-work ttt-no-check">')

@@ -234,6 +234,21 @@ def test_a_students_search_that_never_ends_is_stopped_at_its_cpu_limit_with_a_pl
     assert "Your move" not in board.status and "Traceback" not in board.status and "OutOfCpuTime" not in board.status
 
 
+def test_a_fixed_function_whose_cell_ran_again_plays_from_the_next_new_game():
+    """As the stopped board's message says: fix it, run its cell, then press New game (the board was given the old one)."""
+    notebook: dict = {}
+    exec("def mine(board):\n    while True:\n        pass", notebook)  # the student's cell
+    board = PlayableBoard(notebook["mine"], side="X")
+    board.CPU_SECONDS = 0.5
+    board.click(4)
+    assert "was stopped" in board.status and "run its cell, then press New game" in board.status
+    exec("from ttt.tictactoe import minimax\ndef mine(board):\n    return minimax(board)", notebook)  # fixed, cell run again
+    board.new_game()
+    board.click(4)
+    assert board.status_kind != "error" and board.state.count("O") == 1, board.status
+    assert board.opponent_name == "your mine"
+
+
 @pytest.mark.parametrize("function, said", [
     (unwritten_actions, "actions is not written yet: replace `raise NotImplementedError()` with your code."),
     (divides, "ZeroDivisionError: integer division or modulo by zero (in your divides, line "),

@@ -37,6 +37,12 @@ WATCH_CALLS: ContextVar[Callable[[str, Any], None] | None] = ContextVar("watch_c
 FRESH_COPY: ContextVar[Callable[[str], Callable] | None] = ContextVar("fresh_copy", default=None)
 
 
+# What a check says of a call that recursed until Python stopped it: most often the call recurses on the
+# same board (no move made), not a missing base case
+ENDLESS_RECURSION = ("went into endless recursion (RecursionError): check the case that stops it, and that each "
+                     "call is on a new board one move further on, not on the same one")
+
+
 def _student_raised(error: BaseException) -> bool:
     """Return True if the student's code raised `error` itself (not a Ctrl-C or a time limit from outside)."""
     if isinstance(error, (ReferenceCalled, OutOfCpuTime)):
@@ -177,7 +183,7 @@ class _Student:
         except SystemExit as exiting:
             raise _fail(call, board, f"exited (SystemExit: {exiting}){INSTEAD}", checked=checked) from None
         except RecursionError:
-            raise _fail(call, board, "went into endless recursion (RecursionError): check the case that stops it.", checked=checked) from None
+            raise _fail(call, board, f"{ENDLESS_RECURSION}.", checked=checked) from None
         except Exception as error:  # the student's bug, shown as what it is
             self.explain_a_changed_board(copy.deepcopy(board), *args[1:], call=call, checked=checked)  # `board`: as it was before
             where = "\n\n".join(part for part in (_student_line(error), _raised_on(error, board)) if part)

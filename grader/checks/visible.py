@@ -29,7 +29,7 @@ from grader.checks.reference import (
     _remote_of, _used_reference,
 )
 from grader.checks.student import (
-    _BoardChanged, _action, _board, _guarded_searches, _index_or_none, _stood_in_note, stand_ins, substituted,
+    ENDLESS_RECURSION, _BoardChanged, _action, _board, _guarded_searches, _index_or_none, _stood_in_note, stand_ins, substituted,
 )
 from grader.checks.display import _install_display
 
@@ -186,7 +186,7 @@ def returned(function: Callable, board: Any, *args: Any, call: Optional[str] = N
         raise _visible(_changed_board(call, changed.name, "board", changed.before, changed.after, picture, why=why,
                                       stood_in=stood_in)) from None
     except RecursionError:
-        endless = "went into endless recursion (RecursionError): check the case that stops it"
+        endless = ENDLESS_RECURSION
         raise _visible(_fail(call, picture, _first_line(why, endless, f"it {endless}"), note=stood_in)) from None
     except Exception as error:  # noqa: BLE001  (what the student's function raised is the answer)
         where, on = _student_line(error), _raised_on(error, picture)

@@ -15,6 +15,7 @@ minimax, you cannot.
 
 from __future__ import annotations
 
+import inspect
 import threading
 from typing import Any, Optional
 
@@ -31,6 +32,17 @@ from ttt.widgets.base import Widget, error_text, shows_errors
 
 Opponent = Any  # a registered player's name, a player `state -> move`, or a CS50 function `board -> (i, j)`
 OWN = "your:"  # the menu key of a person's own function
+
+
+def defined_now(function: Any) -> Any:
+    """Return the function its module (a notebook) now holds under `function`'s name, else `function`.
+
+    A student who fixes their function and runs its cell again makes a new function object; the
+    board given the old one plays the fix from the next New game, as its messages promise.
+    """
+    name, names = getattr(function, "__name__", None), getattr(function, "__globals__", None)
+    now = names.get(name) if isinstance(names, dict) and isinstance(name, str) else None
+    return now if inspect.isfunction(now) and now.__name__ == name else function
 
 
 class GameBoard(Widget):
@@ -340,7 +352,10 @@ class PlayableBoard(GameBoard):
         self.observe(self._on_thinking, names=["thinking", "thinking_depth"])
 
     def make_player(self) -> Any:
-        return agents.as_player(self._choices[self.opponent], seed=self.seed)
+        chosen = self._choices[self.opponent]
+        if self.opponent.startswith(OWN):  # a person's own function, as the notebook defines it now
+            chosen = self._choices[self.opponent] = defined_now(chosen)
+        return agents.as_player(chosen, seed=self.seed)
 
     def move_of(self, square: int) -> int:
         return square
