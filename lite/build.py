@@ -178,13 +178,14 @@ CHECK_YOUR_WORK_HERE = f"""{CHECK_YOUR_WORK}
 In this site the visible tests in each function's cells are your check: run them (Run → Run All
 Cells) and fix the first one that fails. The hidden tests are run by the grader, which cannot run
 inside a web page: the cell below says what to do instead. Your work is kept in this browser's
-own storage; to hand it in, download the notebook (File → Download)."""
+own storage once you save it (Ctrl+S; a reload loses what is not saved); to hand it in, download
+the notebook (File → Download)."""
 # A note put first in each lesson of the site: what differs from JupyterLab on a computer
 IN_THIS_SITE = """**In this site** Python runs inside your browser. A cell that runs forever is not stopped
 by the toolbar's Stop (■) here: use **Kernel → Restart Kernel**, then run the cells again from
 the top (Run → Run All Cells). After you reopen a lesson, run its cells again too, for the
-boards and pictures to come back. Your work is kept in this browser (save with Ctrl+S); to hand
-it in, download it with File → Download."""
+boards and pictures to come back. Your work is kept in this browser when you save it (Ctrl+S:
+a reload loses what is not saved); to hand it in, download it with File → Download."""
 
 
 def for_the_site(path: Path) -> None:
