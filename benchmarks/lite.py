@@ -76,15 +76,16 @@ def load() -> str:
 
 def size_table(site: Path) -> None:
     def mb(paths) -> float:
-        return sum(p.stat().st_size for p in paths if p.is_file()) / 2**20
+        return sum(p.stat().st_size for p in paths) / 2**20
 
-    files = list(site.rglob("*"))
+    files = [p for p in site.rglob("*") if p.is_file()]
     core = [p for p in files if p.parent.name == "pyodide" and not p.name.endswith(".whl")]
     wheels = [p for p in files if p.name.endswith(".whl")]
-    print(f"\nthe site: {mb(files):.1f} MB in {sum(p.is_file() for p in files):,} files")
+    total = mb(files)
+    print(f"\nthe site: {total:.1f} MB in {len(files):,} files")
     print(f"  Pyodide's core (the interpreter, its standard library)  {mb(core):6.1f} MB")
     print(f"  Python wheels ({len(wheels)}: ttt, what it and the kernel import)   {mb(wheels):6.1f} MB")
-    print(f"  JupyterLab, the kernel's front end, the rest             {mb(files) - mb(core) - mb(wheels):6.1f} MB")
+    print(f"  JupyterLab, the kernel's front end, the rest             {total - mb(core) - mb(wheels):6.1f} MB")
 
 
 def open_and_run_all(browser, url: str, name: str) -> tuple[float, str]:

@@ -73,19 +73,19 @@ def test_each_tree_is_drawn_by_the_page_as_dot_draws_it(trees_page, artifacts):
     pictures = page.locator(".ttt-dot-picture")
     pictures.nth(TREES - 1).wait_for(timeout=60_000)
     assert pictures.count() == TREES
+    drawn = []
     for k in range(TREES):
         picture = pictures.nth(k)
         picture.scroll_into_view_if_needed()
         svg = picture.locator("svg.ttt-tree-picture")
         svg.wait_for(timeout=60_000)
-        expected = drawn_by_dot((root / f"tree-{k}.dot").read_text())
-        shown = {i: (c, texts) for i, (c, texts) in svg.evaluate(ON_SCREEN).items()}
-        assert shown == {i: (c, texts) for i, (c, texts) in expected.items()}, f"tree {k} ({theme})"
+        drawn.append(drawn_by_dot((root / f"tree-{k}.dot").read_text()))
+        shown = {i: (c, texts) for i, (c, texts) in svg.evaluate(ON_SCREEN).items()}  # JSON's lists as dot's tuples
+        assert shown == drawn[k], f"tree {k} ({theme})"
         assert picture.locator(".ttt-status").text_content() == ""
         box = svg.bounding_box()
         column = picture.evaluate("e => e.closest('.jp-OutputArea-output').getBoundingClientRect().width")
         assert 100 < box["width"] <= column + 1, f"tree {k} ({theme}) is {box['width']} wide in a {column} column"
         shoot(picture, artifacts / f"{theme}-tree-without-dot-{k}.png")
-    kinds = [len([i for i in drawn_by_dot((root / f"tree-{k}.dot").read_text()) if re.match(r"pruned\d", i)]) for k in range(TREES)]
-    assert kinds[1] > 0, "the alpha-beta tree shows its cut-offs"
+    assert any(re.match(r"pruned\d", i) for i in drawn[1]), "the alpha-beta tree shows its cut-offs"
     assert errors_shown(page) == []
